@@ -1,0 +1,26 @@
+# Two commands a fresh machine needs: `make run` and `make test`. Both set themselves up.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+ARGS ?=
+
+.PHONY: run test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m autopatch_tui $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 -q $(ARGS)
+
+bench: $(STAMP)
+	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,76 @@
+"""The `autopatch-tui` console script. Exit codes (contracts §4): 0 success, 1 the operation
+failed, 2 usage error, 3 Memory is degraded and the command needs a healthy store."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, add_memory_parsers
+from autopatch_tui.cli.output import error
+from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.settings import load_settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    common.add_argument("--repo", default=argparse.SUPPRESS, help="the repository (default: the current folder's)")
+    parser = _Parser(prog="autopatch-tui", description="Chat with an AI code assistant about a repository, "
+                     "with a durable, auditable project Memory.", parents=[common])
+    parser.set_defaults(handler=None)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add_memory_parsers(sub, common)
+    return parser
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    repo = getattr(args, "repo", None)
+    try:
+        settings = load_settings()
+        if args.handler is None:
+            from autopatch_tui.tui.launch import launch_app  # Textual only for the full-screen app
+
+            return launch_app(repo, settings)
+        mgr = MemoryManager.open(repo, settings)
+        try:
+            if not mgr.healthy and args.handler not in WORKS_DEGRADED:
+                mgr.require_healthy()
+            return int(args.handler(mgr, args))
+        finally:
+            mgr.close()
+    except UsageError as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    except MemoryDegradedError as exc:
+        error(f"Memory is degraded: {exc.diagnostic}")
+        error("run `autopatch-tui memory status` for details; `memory clear --confirm` starts a clean store")
+        return EXIT_DEGRADED
+    except AutopatchError as exc:
+        error(str(exc))
+        return exc.exit_code if exc.exit_code in (EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED) else EXIT_FAILED
+    except KeyboardInterrupt:
+        error("interrupted")
+        return EXIT_FAILED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    return run(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,166 @@
+"""`autopatch-tui memory …` and `autopatch-tui new`."""
+
+from __future__ import annotations
+
+import argparse
+
+from autopatch_tui.cli.output import emit_json, say
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory.models import ItemDetail, StatusReport
+
+
+def render_status(report: StatusReport) -> list[str]:
+    lines = [f"Memory: {report.state}  ({report.db_path})",
+             f"schema version {report.schema_version} (supported {report.supported_schema_version})"]
+    if report.diagnostic:
+        lines.append(f"diagnostic: {report.diagnostic}")
+    if report.state == "degraded":
+        lines.append("Nothing was changed. `memory export` saves what is readable; "
+                     "`memory clear --confirm` starts a clean store.")
+        return lines
+    j = report.jobs
+    lines += [
+        f"generation {report.generation}; active thread {report.active_thread_id}",
+        f"threads {report.threads}, turns {report.turns}, active items {report.active_items}",
+        f"jobs: pending {j.pending}, leased {j.leased}, retry_wait {j.retry_wait}, failed {j.failed}, "
+        f"succeeded {j.succeeded}, succeeded_no_output {j.succeeded_no_output}",
+        f"summary: {report.summary.status} ({report.summary.path})",
+    ]
+    for f in report.failures:
+        lines.append(
+            f"  {f.status} {f.kind} job {f.job_id}: category={f.category} phase={f.phase} stage={f.stage}"
+            f" rule={f.rule or '-'} attempts={f.attempts} provider_calls={f.provider_calls}"
+        )
+    return lines
+
+
+def render_item(item: ItemDetail) -> list[str]:
+    lines = [
+        f"{item.id}  [{item.kind}] {item.status} (revision {item.revision}, updated {item.updated_at})",
+        f"subject: {item.subject}",
+        f"statement: {item.statement}",
+        f"strength {item.strength}, origin {item.origin}, recall {item.recall_mode}",
+        f"paths: {', '.join(item.applies_to_paths) or '(whole project)'}",
+    ]
+    if item.content and item.content != item.statement:
+        lines.append(f"content: {item.content}")
+    if item.aliases:
+        lines.append(f"aliases: {', '.join(item.aliases)}")
+    if item.keywords:
+        lines.append(f"keywords: {', '.join(item.keywords)}")
+    if item.thread_id:
+        lines.append(f"thread: {item.thread_id}")
+    lines.append("revisions:")
+    lines += [f"  r{r.revision} {r.status} {r.updated_at}: {r.statement}" for r in item.revisions]
+    lines.append("sources:")
+    lines += [f"  {s.role} @ {s.turn_id}: \"{s.quote}\"" for s in item.sources]
+    return lines
+
+
+def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    report = mgr.status()
+    if args.json:
+        emit_json(report)
+    else:
+        for line in render_status(report):
+            say(line)
+    return 0
+
+
+def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    items = mgr.list_items(kind=args.kind)
+    if args.json:
+        emit_json({"items": [i.model_dump(mode="json") for i in items]})
+        return 0
+    if not items:
+        say("No active Memory items.")
+    for i in items:
+        paths = f" ({', '.join(i.applies_to_paths)})" if i.applies_to_paths else ""
+        say(f"{i.id}  [{i.kind}] {i.subject}: {i.statement}{paths}")
+    return 0
+
+
+def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    item = mgr.show_item(args.id)
+    if args.json:
+        emit_json(item)
+    else:
+        for line in render_item(item):
+            say(line)
+    return 0
+
+
+def cmd_forget(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    logical = mgr.forget(args.id)
+    say(f"Forgot {logical}: it no longer appears in listings or recall.")
+    say("The raw conversation turns it came from are kept; `memory clear --confirm` deletes everything.")
+    return 0
+
+
+def cmd_clear(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    thread_id = mgr.clear(confirm=args.confirm)
+    say(f"Memory cleared. New empty active thread: {thread_id}. Existing exports were kept.")
+    return 0
+
+
+def cmd_export(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    path = mgr.export()
+    if args.json:
+        emit_json({"path": str(path)})
+    else:
+        say(str(path))
+    return 0
+
+
+def cmd_new(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    result = mgr.new_thread(timeout=args.timeout)
+    if args.json:
+        emit_json(result)
+        return 0
+    say(f"New thread {result.new_thread_id} (archived {result.old_thread_id}).")
+    f = result.flush
+    say(f"Memory flush: {f.completed} job(s) done, {f.pending} still pending"
+        + (" (timed out; they stay queued)" if f.timed_out else ""))
+    return 0
+
+
+# commands that can run on a degraded store
+WORKS_DEGRADED = {cmd_status, cmd_export, cmd_clear}
+
+
+def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    mem = sub.add_parser("memory", help="audit and manage the project Memory", parents=[common])
+    msub = mem.add_subparsers(dest="memory_command", metavar="COMMAND", required=True)
+
+    p = msub.add_parser("status", help="health, counts and job failures", parents=[common])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_status)
+
+    p = msub.add_parser("list", help="active items", parents=[common])
+    p.add_argument("--kind", choices=("user_preference", "project_decision", "discussion_context"))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_list)
+
+    p = msub.add_parser("show", help="one item in any status", parents=[common])
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_show)
+
+    p = msub.add_parser("forget", help="forget one item (raw turns are kept)", parents=[common])
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(handler=cmd_forget)
+
+    p = msub.add_parser("clear", help="delete all Memory data (needs --confirm)", parents=[common])
+    p.add_argument("--confirm", action="store_true")
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(handler=cmd_clear)
+
+    p = msub.add_parser("export", help="write a JSON snapshot", parents=[common])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_export)
+
+    p = sub.add_parser("new", help="start a new thread (/new)", parents=[common])
+    p.add_argument("--timeout", type=float, default=None, help="seconds to wait for the old thread's Memory jobs")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_new)

@@ -1,0 +1,27 @@
+"""Sortable unique IDs (ULID layout: 48-bit ms time + 80 random bits, Crockford base32)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def encode_base32(value: int, length: int) -> str:
+    out = []
+    for _ in range(length):
+        out.append(CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(out))
+
+
+def new_ulid(now: float | None = None) -> str:
+    ms = int((time.time() if now is None else now) * 1000) & ((1 << 48) - 1)
+    rand = int.from_bytes(os.urandom(10), "big")
+    return encode_base32((ms << 80) | rand, 26)
+
+
+def new_id(prefix: str) -> str:
+    """`prefix` + '-' + ULID, e.g. `thr-01JD...`. Item logical IDs use prefix `mem`."""
+    return f"{prefix}-{new_ulid()}"

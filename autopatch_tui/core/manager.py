@@ -1,0 +1,155 @@
+"""`MemoryManager`: the one facade the CLI and every screen share for a project's Memory.
+
+A plain Python object. Its background work reports through `events` (see `events.py`)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from autopatch_tui.core.clock import Clock, SystemClock
+from autopatch_tui.core.errors import MemoryDegradedError, UsageError
+from autopatch_tui.core.events import EventHub, MemoryChanged
+from autopatch_tui.core.identity.names import canonical_location, store_name_for_location
+from autopatch_tui.core.identity.remote import normalize_remote_url
+from autopatch_tui.core.identity.repo import read_origin_remote, resolve_repo_root
+from autopatch_tui.core.ids import new_ulid
+from autopatch_tui.core.memory import clear as clear_ops
+from autopatch_tui.core.memory import items as item_ops
+from autopatch_tui.core.memory import turns as turn_ops
+from autopatch_tui.core.memory.bootstrap import StoreIdentity
+from autopatch_tui.core.memory.export import write_export
+from autopatch_tui.core.memory.models import FlushResult, ItemDetail, ItemSummary, NewThreadResult, StatusReport
+from autopatch_tui.core.memory.status import degraded_status, healthy_status
+from autopatch_tui.core.memory.store import MemoryStore
+from autopatch_tui.core.paths import StorePaths
+from autopatch_tui.core.settings import Settings
+
+
+def make_owner_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{new_ulid()[-10:]}"
+
+
+def identity_for(repo: Path) -> StoreIdentity:
+    location = canonical_location(repo)
+    return StoreIdentity(
+        store_name=store_name_for_location(location),
+        root=location,
+        remote=normalize_remote_url(read_origin_remote(repo)) or None,
+    )
+
+
+class MemoryManager:
+    def __init__(self, repo: Path, settings: Settings, *, clock: Clock | None = None) -> None:
+        self.repo = repo
+        self.settings = settings
+        self.clock: Clock = clock or SystemClock()
+        self.owner = make_owner_id()
+        self.paths = StorePaths(repo)
+        self.events = EventHub()
+        self.summary_stale = False
+        self.store = MemoryStore.open(self.paths, identity_for(repo), clock=self.clock)
+        if self.store.healthy:
+            self.recover()
+
+    @classmethod
+    def open(cls, repo: str | os.PathLike[str] | None, settings: Settings, *, clock: Clock | None = None) -> MemoryManager:
+        return cls(resolve_repo_root(repo if repo is not None else Path.cwd()), settings, clock=clock)
+
+    # --- health --------------------------------------------------------------------------
+    @property
+    def healthy(self) -> bool:
+        return self.store.healthy
+
+    def require_healthy(self) -> None:
+        if not self.store.healthy:
+            raise MemoryDegradedError(self.store.health.diagnostic or "Memory is degraded")
+
+    def status(self) -> StatusReport:
+        if not self.store.healthy:
+            h = self.store.health
+            return degraded_status(self.paths, h.schema_version, h.diagnostic or "Memory is degraded")
+        return healthy_status(self.store.conn(), self.paths, summary_stale=self.summary_stale)
+
+    def recover(self) -> list[str]:
+        """Startup recovery: open turns whose lease expired become `interrupted` and get queued."""
+        return turn_ops.recover_expired_turns(self.store.conn(), now=self.clock.now())
+
+    # --- turns ---------------------------------------------------------------------------
+    def begin_turn(self, user_text: str, *, intent: str = "general_chat", scope_paths: tuple[str, ...] | list[str] = (),
+                   evidence_keys: tuple[str, ...] | list[str] = ()) -> turn_ops.TurnHandle:
+        return turn_ops.begin_turn(
+            self.store.conn(), user_text=user_text, intent=intent, owner=self.owner, now=self.clock.now(),
+            lease_seconds=self.settings.lease_seconds, scope_paths=scope_paths, evidence_keys=evidence_keys,
+        )
+
+    def complete_turn(self, handle: turn_ops.TurnHandle, assistant_text: str) -> None:
+        turn_ops.complete_turn(self.store.conn(), handle.turn_id, assistant_text, now=self.clock.now())
+
+    def fail_turn(self, handle: turn_ops.TurnHandle, assistant_text: str | None = None) -> None:
+        turn_ops.fail_turn(self.store.conn(), handle.turn_id, now=self.clock.now(), assistant_text=assistant_text)
+
+    def heartbeat_turns(self) -> int:
+        return turn_ops.heartbeat_open_turns(
+            self.store.conn(), self.owner, now=self.clock.now(), lease_seconds=self.settings.lease_seconds
+        )
+
+    def new_thread(self, *, timeout: float | None = None) -> NewThreadResult:
+        """`/new`: flush the old thread's captured jobs (bounded), then archive it and start a new one."""
+        self.require_healthy()
+        conn = self.store.conn()
+        old_thread = turn_ops.active_thread_id(conn)
+        flush = self.flush_thread(old_thread, timeout=timeout)
+        old, new = turn_ops.new_thread(conn, now=self.clock.now())
+        self.events.emit(MemoryChanged("new_thread"))
+        return NewThreadResult(old_thread_id=old, new_thread_id=new, flush=flush)
+
+    def flush_thread(self, thread_id: str, *, timeout: float | None = None) -> FlushResult:
+        """Seam for the watermark flush. Without a pipeline nothing is processed: the captured jobs
+        stay pending in SQLite for the background worker or the next start."""
+        pending = self.store.conn().execute(
+            "SELECT count(*) FROM memory_jobs WHERE thread_id = ? AND status IN ('pending', 'leased', 'retry_wait')",
+            (thread_id,),
+        ).fetchone()[0]
+        return FlushResult(completed=0, pending=pending, timed_out=False)
+
+    # --- items ---------------------------------------------------------------------------
+    def list_items(self, *, kind: str | None = None, status: str = "active", limit: int | None = None,
+                   offset: int = 0) -> list[ItemSummary]:
+        self.require_healthy()
+        return item_ops.list_items(self.store.conn(), kind=kind, status=status, limit=limit, offset=offset)
+
+    def show_item(self, item_id: str) -> ItemDetail:
+        self.require_healthy()
+        return item_ops.show_item(self.store.conn(), item_id)
+
+    def forget(self, item_id: str) -> str:
+        self.require_healthy()
+        logical = item_ops.forget_item(self.store.conn(), item_id, now=self.clock.now())
+        self.events.emit(MemoryChanged("forget"))
+        return logical
+
+    # --- whole store ---------------------------------------------------------------------
+    def clear(self, *, confirm: bool) -> str:
+        """Delete all Memory data and start one empty active thread. Returns its ID."""
+        if not confirm:
+            raise UsageError("memory clear deletes all Memory data; repeat with --confirm")
+        if self.store.healthy:
+            thread_id = clear_ops.clear_healthy(self.store.conn(), now=self.clock.now())
+        else:
+            self.store.close_connections()
+            clear_ops.delete_database_files(self.paths)
+            self.store.reload()
+            self.require_healthy()
+            thread_id = turn_ops.active_thread_id(self.store.conn())
+        self.summary_stale = False
+        self.events.emit(MemoryChanged("clear"))
+        return thread_id
+
+    def export(self) -> Path:
+        conn = self.store.conn() if self.store.healthy else None
+        return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn)
+
+    def close(self) -> None:
+        self.store.close()

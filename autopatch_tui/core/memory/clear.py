@@ -1,0 +1,50 @@
+"""`memory clear --confirm`: fence old workers (generation bump) and delete all Memory data,
+leaving one new empty active thread. On a degraded store: delete exactly the database file and its
+side files and create a clean v4 database, never reading or patching the old schema."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from autopatch_tui.core.ids import new_id
+from autopatch_tui.core.memory.items import bump_data_version
+from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.paths import StorePaths
+
+DATA_TABLES = (  # children first
+    "recall_terms", "item_candidates", "memory_items", "candidate_sources", "memory_candidates",
+    "memory_jobs", "turns", "threads",
+)
+
+
+def clear_healthy(conn: sqlite3.Connection, *, now: float) -> str:
+    """Returns the new active thread ID."""
+    thread_id = new_id("thr")
+    with write_txn(conn):
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("threads", "turns", "memory_items")}
+        conn.execute("UPDATE memory_meta SET generation = generation + 1 WHERE id = 1")
+        # memory_jobs references itself; drop the links first so the delete order cannot matter
+        conn.execute("UPDATE memory_jobs SET parent_job_id = NULL")
+        for table in DATA_TABLES:
+            conn.execute(f"DELETE FROM {table}")
+        conn.execute("INSERT INTO threads (id, status, created_at) VALUES (?, 'active', ?)", (thread_id, now))
+        conn.execute(
+            "INSERT INTO audit_events (at, event, detail) VALUES (?, 'memory_cleared', ?)",
+            (now, json.dumps({"threads": counts["threads"], "turns": counts["turns"], "items": counts["memory_items"]})),
+        )
+        bump_data_version(conn)
+    return thread_id
+
+
+def delete_database_files(paths: StorePaths) -> list[str]:
+    """Remove memory.db, -wal, -shm (and a stale -journal, which SQLite would otherwise replay into
+    the new file). Returns the names removed. Exports and the legacy memory.json are untouched."""
+    removed = []
+    for artifact in paths.db_artifacts():
+        try:
+            artifact.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(artifact.name)
+    return removed

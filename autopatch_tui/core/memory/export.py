@@ -1,0 +1,148 @@
+"""`memory export` (contracts §7): a one-shot JSON snapshot that never overwrites another.
+
+The snapshot is written to a private temp file and published with `os.link`, which fails when the
+name exists: concurrent exports in the same second (threads or processes) get `-1`, `-2`, … and no
+temp or lock file survives. Only whitelisted columns are exported, so a foreign or damaged file can
+never leak a stored model reply or provider error text."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from autopatch_tui.core.clock import iso_utc
+from autopatch_tui.core.constants import SCHEMA_VERSION
+from autopatch_tui.core.errors import MemoryStoreError
+from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
+from autopatch_tui.core.memory.status import failure_from_row
+from autopatch_tui.core.paths import StorePaths, ensure_private_dir
+
+EXPORT_FORMAT = "autopatch-memory-export"
+MAX_NAME_ATTEMPTS = 10_000
+
+JSON_COLUMNS = {"scope_paths", "evidence_keys", "applies_to_paths", "aliases", "keywords", "detail"}
+TIME_COLUMNS = {"created_at", "ended_at", "archived_at", "updated_at", "completed_at", "added_at", "at",
+                "retired_at", "available_at", "lease_expires_at"}
+SECTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    # key: (table, whitelisted columns, order)
+    "threads": ("threads", ("id", "status", "created_at", "archived_at", "checkpoint", "checkpoint_sequence",
+                            "origin_store"), "created_at, id"),
+    "turns": ("turns", ("id", "thread_id", "sequence", "intent", "state", "user_text", "assistant_text",
+                        "scope_paths", "evidence_keys", "created_at", "ended_at"), "thread_id, sequence"),
+    "jobs": ("memory_jobs", ("id", "kind", "status", "thread_id", "turn_id", "parent_job_id", "attempts",
+                             "provider_calls", "no_output_reason", "created_at", "updated_at", "completed_at"),
+             "created_at, id"),
+    "candidates": ("memory_candidates", ("id", "job_id", "consolidation_job_id", "thread_id", "status", "kind",
+                                         "subject", "statement", "content", "strength", "origin", "recall_mode",
+                                         "applies_to_paths", "aliases", "keywords", "origin_store", "created_at"),
+                   "created_at, id"),
+    "candidate_sources": ("candidate_sources", ("candidate_id", "ordinal", "turn_id", "role", "quote"),
+                          "candidate_id, ordinal"),
+    "items": ("memory_items", ("id", "logical_id", "revision", "kind", "status", "subject", "statement", "content",
+                               "strength", "origin", "recall_mode", "applies_to_paths", "aliases", "keywords",
+                               "thread_id", "replaced_by", "origin_store", "created_at", "updated_at"),
+              "logical_id, revision"),
+    "item_candidates": ("item_candidates", ("item_row_id", "candidate_id"), "item_row_id, candidate_id"),
+}
+META_COLUMNS = ("generation", "created_at", "store_name", "label", "root", "remote", "data_version",
+                "retired_into", "retired_at")
+FAILURE_COLUMNS = ("failure_category", "failure_phase", "failure_stage", "failure_rule")
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")').fetchall()]
+
+
+def _convert(col: str, value: object) -> object:
+    if col in JSON_COLUMNS and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    if col in TIME_COLUMNS and isinstance(value, (int, float)):
+        return iso_utc(float(value))
+    return value
+
+
+def _section(conn: sqlite3.Connection, key: str) -> list[dict[str, object]]:
+    table, wanted, order = SECTIONS[key]
+    present = _columns(conn, table)
+    if not present:
+        return []
+    cols = [c for c in wanted if c in present]
+    extra = [c for c in FAILURE_COLUMNS if key == "jobs" and c in present]
+    order_cols = [o.strip() for o in order.split(",") if o.strip() in present]
+    order_sql = f" ORDER BY {', '.join(order_cols)}" if order_cols else ""
+    rows = conn.execute(f'SELECT * FROM "{table}"{order_sql}').fetchall()
+    out = []
+    for r in rows:
+        rec = {c: _convert(c, r[c]) for c in cols}
+        if key == "jobs":
+            failure = None
+            if len(extra) == len(FAILURE_COLUMNS):
+                failure = failure_from_row(r)
+            rec["failure"] = failure.model_dump() if failure is not None else None
+        out.append(rec)
+    return out
+
+
+def build_snapshot(conn: sqlite3.Connection, *, repo: str, now: float) -> dict[str, object]:
+    with read_txn(conn):
+        meta: dict[str, object] = {}
+        if _columns(conn, "memory_meta"):
+            row = conn.execute("SELECT * FROM memory_meta LIMIT 1").fetchone()
+            if row is not None:
+                meta = {c: _convert(c, row[c]) for c in META_COLUMNS if c in row.keys()}
+        meta["found_schema_version"] = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        snapshot: dict[str, object] = {
+            "format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION, "exported_at": iso_utc(now),
+            "repo": repo, "meta": meta,
+        }
+        for key in SECTIONS:
+            snapshot[key] = _section(conn, key)
+    return snapshot
+
+
+def _publish(tmp: Path, exports_dir: Path, stamp: str) -> Path:
+    for n in range(MAX_NAME_ATTEMPTS):
+        final = exports_dir / (f"memory-{stamp}.json" if n == 0 else f"memory-{stamp}-{n}.json")
+        try:
+            os.link(tmp, final)
+        except FileExistsError:
+            continue
+        return final
+    raise MemoryStoreError("cannot find a free export file name")
+
+
+def write_export(paths: StorePaths, *, repo: str, now: float, conn: sqlite3.Connection | None = None) -> Path:
+    """Write the snapshot and return its path. `conn` None reads through a read-only connection
+    (used for degraded stores whose file is still readable)."""
+    own = conn is None
+    if conn is None:
+        if not paths.db.exists():
+            raise MemoryStoreError("there is no Memory database to export")
+        conn = open_readonly(paths.db)
+    try:
+        try:
+            snapshot = build_snapshot(conn, repo=repo, now=now)
+        except sqlite3.DatabaseError as exc:
+            raise MemoryStoreError(f"the Memory database is not readable for export ({type(exc).__name__})") from exc
+    finally:
+        if own:
+            conn.close()
+    data = json.dumps(snapshot, ensure_ascii=False, indent=1).encode("utf-8")
+    ensure_private_dir(paths.exports_dir)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    tmp = paths.exports_dir / f".export-{os.getpid()}-{os.urandom(6).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return _publish(tmp, paths.exports_dir, stamp)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,137 @@
+"""Validation of an existing memory.db, without modifying it.
+
+A store is healthy only when: it is an SQLite file; `user_version` is 4; its catalog equals exactly
+what `schema.DDL` creates; `quick_check` and `foreign_key_check` pass; the `memory_meta` singleton
+exists; exactly one thread is active. Anything else is degraded, and the diagnostic says why in safe
+words (object types and names, versions, counts: never row content)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from autopatch_tui.core.constants import SCHEMA_VERSION
+from autopatch_tui.core.memory.schema import CatalogEntry, expected_catalog, read_catalog
+from autopatch_tui.core.memory.sqlite import open_readonly
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SQLITE_HEADER_SIZE = 100
+
+
+@dataclass(frozen=True)
+class Health:
+    healthy: bool
+    schema_version: int  # found in the file; 0 when unknown
+    diagnostic: str | None = None
+    empty: bool = False  # a zero-length or object-free, version-0 file: safe to bootstrap
+
+
+def _degraded(version: int, why: str) -> Health:
+    return Health(False, version, f"{why} (supported schema version {SCHEMA_VERSION}, found {version})")
+
+
+def _header_problem(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(SQLITE_HEADER_SIZE)
+    except OSError as exc:
+        return f"cannot read the database file ({type(exc).__name__})"
+    if len(head) < SQLITE_HEADER_SIZE:
+        return "the database file is truncated (shorter than an SQLite header)"
+    if not head.startswith(SQLITE_MAGIC):
+        return "the file is not an SQLite database"
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    size = path.stat().st_size
+    if page_size < 512 or page_size & (page_size - 1):
+        return "the database header is corrupt (invalid page size)"
+    if size % page_size:
+        return "the database file is truncated (not a whole number of pages)"
+    return None
+
+
+def _catalog_difference(found: list[CatalogEntry]) -> str | None:
+    expected = list(expected_catalog())
+    exp_by_name = {e[1]: e for e in expected}
+    found_by_name = {f[1]: f for f in found}
+    for f in found:
+        e = exp_by_name.get(f[1])
+        if e is None:
+            return f"unexpected {f[0]} '{f[1]}' in the schema"
+        if e != f:
+            return f"{f[0]} '{f[1]}' differs from schema v{SCHEMA_VERSION}"
+    for e in expected:
+        if e[1] not in found_by_name:
+            return f"missing {e[0]} '{e[1]}'"
+    return None
+
+
+def _inspect_conn(conn: sqlite3.Connection) -> Health:
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    catalog = read_catalog(conn)
+    if version != SCHEMA_VERSION:
+        if version == 0 and not catalog:
+            return Health(False, 0, None, empty=True)
+        if version == 0:
+            first = catalog[0]
+            return _degraded(0, f"unversioned database with unknown {first[0]} '{first[1]}'")
+        return _degraded(version, f"schema version {version} is not supported")
+    diff = _catalog_difference(catalog)
+    if diff:
+        return _degraded(version, diff)
+    problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+    if problems != ["ok"]:
+        return _degraded(version, f"integrity check failed ({len(problems)} problem(s))")
+    fk = conn.execute("PRAGMA foreign_key_check").fetchall()
+    if fk:
+        return _degraded(version, f"foreign key check failed ({len(fk)} row(s), first in table '{fk[0][0]}')")
+    metas = conn.execute("SELECT count(*) FROM memory_meta WHERE id = 1").fetchone()[0]
+    if metas != 1:
+        return _degraded(version, "the memory_meta singleton is missing")
+    active = conn.execute("SELECT count(*) FROM threads WHERE status = 'active'").fetchone()[0]
+    if active != 1:
+        return _degraded(version, f"expected exactly one active thread, found {active}")
+    return Health(True, version)
+
+
+def inspect_store(path: Path) -> Health:
+    """Validate `path` read-only. A missing or zero-length file reports `empty=True`."""
+    if not path.exists() or path.stat().st_size == 0:
+        return Health(False, 0, None, empty=True)
+    problem = _header_problem(path)
+    if problem:
+        return Health(False, 0, f"{problem} (supported schema version {SCHEMA_VERSION}, found unknown)")
+    try:
+        conn = open_readonly(path)
+    except sqlite3.Error as exc:
+        return Health(False, 0, f"cannot open the database ({type(exc).__name__}; supported schema version {SCHEMA_VERSION})")
+    try:
+        return _inspect_conn(conn)
+    except sqlite3.DatabaseError as exc:
+        return Health(False, 0, f"the database is unreadable: {_safe_sqlite_message(exc)} "
+                                f"(supported schema version {SCHEMA_VERSION})")
+    finally:
+        conn.close()
+
+
+def check_runtime_invariants(conn: sqlite3.Connection) -> str | None:
+    """Cheap run-time check on a live connection: version, catalog, meta, one active thread.
+    Returns a diagnostic, or None when the store still holds its invariants."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version != SCHEMA_VERSION:
+        return f"schema version changed to {version} at run time (supported {SCHEMA_VERSION})"
+    diff = _catalog_difference(read_catalog(conn))
+    if diff:
+        return diff
+    if conn.execute("SELECT count(*) FROM memory_meta WHERE id = 1").fetchone()[0] != 1:
+        return "the memory_meta singleton is missing"
+    active = conn.execute("SELECT count(*) FROM threads WHERE status = 'active'").fetchone()[0]
+    if active != 1:
+        return f"expected exactly one active thread, found {active}"
+    return None
+
+
+def _safe_sqlite_message(exc: sqlite3.Error) -> str:
+    """SQLite's own messages name conditions, not data; keep them short anyway."""
+    return str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__

@@ -1,0 +1,104 @@
+"""Pydantic shapes of the machine contracts (contracts §4, §5): what `--json` prints and what the
+UI reads. Field lists are exact."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ItemSummary(_Contract):
+    id: str
+    kind: str
+    subject: str
+    statement: str
+    strength: str
+    origin: str
+    recall_mode: str
+    applies_to_paths: list[str]
+    updated_at: str
+
+
+class RevisionSummary(_Contract):
+    revision: int
+    status: str
+    statement: str
+    updated_at: str
+
+
+class SourceQuote(_Contract):
+    turn_id: str
+    role: Literal["user", "assistant"]
+    quote: str
+
+
+class ItemDetail(ItemSummary):
+    status: str
+    revision: int
+    content: str
+    aliases: list[str]
+    keywords: list[str]
+    thread_id: str | None
+    revisions: list[RevisionSummary]
+    sources: list[SourceQuote]
+
+
+class JobFailure(_Contract):
+    """Safe structure only (contracts §6)."""
+
+    job_id: str
+    kind: str
+    status: str
+    category: str
+    phase: str
+    stage: Literal["primary", "repair"]
+    rule: str | None
+    provider_calls: int
+    attempts: int
+
+
+class JobCounts(_Contract):
+    pending: int = 0
+    leased: int = 0
+    retry_wait: int = 0
+    failed: int = 0
+    succeeded: int = 0
+    succeeded_no_output: int = 0
+
+
+class SummaryState(_Contract):
+    status: Literal["current", "stale", "missing"]
+    path: str
+
+
+class StatusReport(_Contract):
+    state: Literal["healthy", "degraded"]
+    db_path: str
+    schema_version: int
+    supported_schema_version: int
+    diagnostic: str | None
+    generation: int
+    active_thread_id: str | None
+    threads: int
+    turns: int
+    active_items: int
+    jobs: JobCounts
+    failures: list[JobFailure]
+    summary: SummaryState
+
+
+class FlushResult(_Contract):
+    completed: int
+    pending: int
+    timed_out: bool
+
+
+class NewThreadResult(_Contract):
+    old_thread_id: str
+    new_thread_id: str
+    flush: FlushResult

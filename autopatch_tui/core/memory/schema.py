@@ -1,0 +1,216 @@
+"""Schema v4 of `<repo>/.autopatch-j/memory.db`.
+
+The DDL below is the whole catalog: a store is healthy only when its `sqlite_master` equals, object
+for object and SQL text for SQL text, what these statements create (see `health.py`). Any change here
+is a schema change.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from functools import cache
+
+from autopatch_tui.core import constants as C
+
+
+def _enum(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+DDL: tuple[str, ...] = (
+    f"""CREATE TABLE memory_meta (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    generation INTEGER NOT NULL CHECK (generation >= 1),
+    created_at REAL NOT NULL,
+    store_name TEXT NOT NULL,
+    label TEXT,
+    root TEXT,
+    remote TEXT,
+    data_version INTEGER NOT NULL DEFAULT 0,
+    summary_version INTEGER,
+    retired_into TEXT,
+    retired_at REAL
+)""",
+    f"""CREATE TABLE threads (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL CHECK (status IN {_enum(C.THREAD_STATUSES)}),
+    created_at REAL NOT NULL,
+    archived_at REAL,
+    checkpoint TEXT NOT NULL DEFAULT '' CHECK (length(checkpoint) <= {C.MAX_CHECKPOINT_CHARS}),
+    checkpoint_sequence INTEGER NOT NULL DEFAULT 0,
+    origin_store TEXT,
+    CHECK ((status = 'archived') = (archived_at IS NOT NULL))
+)""",
+    "CREATE UNIQUE INDEX threads_one_active ON threads(status) WHERE status = 'active'",
+    f"""CREATE TABLE turns (
+    id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    sequence INTEGER NOT NULL CHECK (sequence >= 1),
+    intent TEXT NOT NULL CHECK (intent IN {_enum(C.INTENTS)}),
+    state TEXT NOT NULL CHECK (state IN {_enum(C.TURN_STATES)}),
+    user_text TEXT NOT NULL,
+    assistant_text TEXT,
+    scope_paths TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(scope_paths) AND json_type(scope_paths) = 'array'
+        AND json_array_length(scope_paths) <= {C.MAX_SCOPE_PATHS}),
+    evidence_keys TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(evidence_keys) AND json_type(evidence_keys) = 'array'),
+    owner TEXT,
+    lease_expires_at REAL,
+    created_at REAL NOT NULL,
+    ended_at REAL,
+    UNIQUE (thread_id, sequence),
+    CHECK ((state = 'open') = (ended_at IS NULL))
+)""",
+    "CREATE INDEX turns_open ON turns(lease_expires_at) WHERE state = 'open'",
+    "CREATE INDEX turns_owner_open ON turns(owner) WHERE state = 'open'",
+    f"""CREATE TABLE memory_jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN {_enum(C.JOB_KINDS)}),
+    status TEXT NOT NULL CHECK (status IN {_enum(C.JOB_STATUSES)}),
+    thread_id TEXT REFERENCES threads(id) ON DELETE CASCADE,
+    turn_id TEXT REFERENCES turns(id) ON DELETE CASCADE,
+    parent_job_id TEXT REFERENCES memory_jobs(id) ON DELETE SET NULL,
+    sequence INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    provider_calls INTEGER NOT NULL DEFAULT 0 CHECK (provider_calls >= 0),
+    lease_owner TEXT,
+    lease_expires_at REAL,
+    lease_generation INTEGER,
+    available_at REAL NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    completed_at REAL,
+    no_output_reason TEXT CHECK (no_output_reason IS NULL OR no_output_reason IN {_enum(C.NO_OUTPUT_REASONS)}),
+    failure_category TEXT CHECK (failure_category IS NULL OR failure_category IN {_enum(C.FAILURE_CATEGORIES)}),
+    failure_phase TEXT CHECK (failure_phase IS NULL OR failure_phase IN {_enum(C.FAILURE_PHASES)}),
+    failure_stage TEXT CHECK (failure_stage IS NULL OR failure_stage IN {_enum(C.FAILURE_STAGES)}),
+    failure_rule TEXT CHECK (failure_rule IS NULL OR (length(failure_rule) <= 64
+        AND failure_rule NOT GLOB '*[^a-z0-9_.:-]*')),
+    CHECK ((kind = 'extraction') = (turn_id IS NOT NULL)),
+    CHECK ((status IN ('succeeded', 'succeeded_no_output', 'failed')) = (completed_at IS NOT NULL)),
+    CHECK ((status = 'leased') = (lease_owner IS NOT NULL))
+)""",
+    "CREATE UNIQUE INDEX memory_jobs_one_per_turn ON memory_jobs(turn_id) WHERE turn_id IS NOT NULL",
+    "CREATE INDEX memory_jobs_queue ON memory_jobs(kind, status, thread_id, sequence)",
+    "CREATE INDEX memory_jobs_parent ON memory_jobs(parent_job_id) WHERE parent_job_id IS NOT NULL",
+    f"""CREATE TABLE memory_candidates (
+    id TEXT PRIMARY KEY,
+    job_id TEXT REFERENCES memory_jobs(id) ON DELETE SET NULL,
+    consolidation_job_id TEXT REFERENCES memory_jobs(id) ON DELETE SET NULL,
+    thread_id TEXT REFERENCES threads(id) ON DELETE SET NULL,
+    status TEXT NOT NULL CHECK (status IN {_enum(C.CANDIDATE_STATUSES)}),
+    kind TEXT NOT NULL CHECK (kind IN {_enum(C.ITEM_KINDS)}),
+    subject TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    content TEXT NOT NULL,
+    strength TEXT NOT NULL CHECK (strength IN {_enum(C.STRENGTHS)}),
+    origin TEXT NOT NULL CHECK (origin IN {_enum(C.ORIGINS)}),
+    recall_mode TEXT NOT NULL CHECK (recall_mode IN {_enum(C.RECALL_MODES)}),
+    applies_to_paths TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(applies_to_paths)),
+    aliases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(aliases)),
+    keywords TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(keywords)),
+    origin_store TEXT,
+    created_at REAL NOT NULL
+)""",
+    "CREATE INDEX memory_candidates_pending ON memory_candidates(status, consolidation_job_id)",
+    "CREATE INDEX memory_candidates_job ON memory_candidates(job_id)",
+    f"""CREATE TABLE candidate_sources (
+    candidate_id TEXT NOT NULL REFERENCES memory_candidates(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL CHECK (ordinal >= 0 AND ordinal < {C.MAX_SOURCES_PER_CANDIDATE}),
+    turn_id TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN {_enum(C.SOURCE_ROLES)}),
+    quote TEXT NOT NULL CHECK (length(quote) > 0),
+    PRIMARY KEY (candidate_id, ordinal)
+) WITHOUT ROWID""",
+    "CREATE INDEX candidate_sources_turn ON candidate_sources(turn_id)",
+    f"""CREATE TABLE memory_items (
+    row_id INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    logical_id TEXT NOT NULL,
+    revision INTEGER NOT NULL CHECK (revision >= 1),
+    status TEXT NOT NULL CHECK (status IN {_enum(C.ITEM_STATUSES)}),
+    kind TEXT NOT NULL CHECK (kind IN {_enum(C.ITEM_KINDS)}),
+    subject TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    content TEXT NOT NULL,
+    strength TEXT NOT NULL CHECK (strength IN {_enum(C.STRENGTHS)}),
+    origin TEXT NOT NULL CHECK (origin IN {_enum(C.ORIGINS)}),
+    recall_mode TEXT NOT NULL CHECK (recall_mode IN {_enum(C.RECALL_MODES)}),
+    applies_to_paths TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(applies_to_paths)),
+    aliases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(aliases)),
+    keywords TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(keywords)),
+    thread_id TEXT REFERENCES threads(id) ON DELETE SET NULL,
+    identity_key TEXT NOT NULL,
+    replaced_by TEXT,
+    origin_store TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    UNIQUE (logical_id, revision),
+    CHECK ((kind = 'discussion_context') = (thread_id IS NOT NULL))
+)""",
+    "CREATE UNIQUE INDEX memory_items_active_logical ON memory_items(logical_id) WHERE status = 'active'",
+    "CREATE UNIQUE INDEX memory_items_active_identity ON memory_items(identity_key) WHERE status = 'active'",
+    "CREATE INDEX memory_items_standing ON memory_items(status, recall_mode, kind)",
+    "CREATE INDEX memory_items_updated ON memory_items(status, updated_at)",
+    """CREATE TABLE item_candidates (
+    item_row_id INTEGER NOT NULL REFERENCES memory_items(row_id) ON DELETE CASCADE,
+    candidate_id TEXT NOT NULL REFERENCES memory_candidates(id) ON DELETE CASCADE,
+    PRIMARY KEY (item_row_id, candidate_id)
+) WITHOUT ROWID""",
+    "CREATE INDEX item_candidates_candidate ON item_candidates(candidate_id)",
+    f"""CREATE TABLE recall_terms (
+    term TEXT NOT NULL,
+    item_row_id INTEGER NOT NULL REFERENCES memory_items(row_id) ON DELETE CASCADE,
+    field TEXT NOT NULL CHECK (field IN {_enum(C.TERM_FIELDS)}),
+    phrase INTEGER NOT NULL,
+    need INTEGER NOT NULL CHECK (need >= 1),
+    PRIMARY KEY (term, item_row_id, field, phrase)
+) WITHOUT ROWID""",
+    "CREATE INDEX recall_terms_item ON recall_terms(item_row_id)",
+    """CREATE TABLE store_aliases (
+    alias TEXT PRIMARY KEY,
+    added_at REAL NOT NULL
+) WITHOUT ROWID""",
+    f"""CREATE TABLE audit_events (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    event TEXT NOT NULL CHECK (event IN {_enum(C.AUDIT_EVENTS)}),
+    detail TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(detail))
+)""",
+)
+
+TABLES: tuple[str, ...] = (
+    "memory_meta",
+    "threads",
+    "turns",
+    "memory_jobs",
+    "memory_candidates",
+    "candidate_sources",
+    "memory_items",
+    "item_candidates",
+    "recall_terms",
+    "store_aliases",
+    "audit_events",
+)
+
+CatalogEntry = tuple[str, str, str, str]  # (type, name, tbl_name, sql)
+
+
+def read_catalog(conn: sqlite3.Connection) -> list[CatalogEntry]:
+    """The user-visible schema objects, in creation order (internal `sqlite_*` objects excluded)."""
+    rows = conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        " ORDER BY rowid"
+    ).fetchall()
+    return [(r[0], r[1], r[2], r[3] or "") for r in rows]
+
+
+@cache
+def expected_catalog() -> tuple[CatalogEntry, ...]:
+    """What the DDL creates, read back from a scratch in-memory database."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for stmt in DDL:
+            conn.execute(stmt)
+        return tuple(read_catalog(conn))
+    finally:
+        conn.close()

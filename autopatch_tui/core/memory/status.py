@@ -1,0 +1,66 @@
+"""`memory status` (contracts §5): health, counts and safe failure structure. Never content."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from autopatch_tui.core.constants import SCHEMA_VERSION
+from autopatch_tui.core.memory.models import JobCounts, JobFailure, StatusReport, SummaryState
+from autopatch_tui.core.memory.sqlite import read_txn
+from autopatch_tui.core.paths import StorePaths
+
+MAX_LISTED_FAILURES = 50
+
+
+def failure_from_row(row: sqlite3.Row) -> JobFailure | None:
+    if row["failure_category"] is None:
+        return None
+    return JobFailure(
+        job_id=row["id"], kind=row["kind"], status=row["status"], category=row["failure_category"],
+        phase=row["failure_phase"] or "prepare", stage=row["failure_stage"] or "primary", rule=row["failure_rule"],
+        provider_calls=row["provider_calls"], attempts=row["attempts"],
+    )
+
+
+def summary_state(paths: StorePaths, conn: sqlite3.Connection | None, *, force_stale: bool) -> SummaryState:
+    path = str(paths.summary)
+    if not paths.summary.exists():
+        return SummaryState(status="missing", path=path)
+    if force_stale or conn is None:
+        return SummaryState(status="stale", path=path)
+    row = conn.execute("SELECT data_version, summary_version FROM memory_meta WHERE id = 1").fetchone()
+    current = row is not None and row["summary_version"] == row["data_version"]
+    return SummaryState(status="current" if current else "stale", path=path)
+
+
+def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale: bool) -> StatusReport:
+    with read_txn(conn):
+        meta = conn.execute("SELECT generation FROM memory_meta WHERE id = 1").fetchone()
+        active = conn.execute("SELECT id FROM threads WHERE status = 'active'").fetchall()
+        threads = conn.execute("SELECT count(*) FROM threads").fetchone()[0]
+        turns = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+        items = conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
+        counts = {r[0]: r[1] for r in conn.execute("SELECT status, count(*) FROM memory_jobs GROUP BY status")}
+        rows = conn.execute(
+            "SELECT * FROM memory_jobs WHERE status IN ('failed', 'retry_wait') AND failure_category IS NOT NULL"
+            " ORDER BY updated_at DESC LIMIT ?", (MAX_LISTED_FAILURES,)
+        ).fetchall()
+        summary = summary_state(paths, conn, force_stale=summary_stale)
+    failures = [f for f in (failure_from_row(r) for r in rows) if f is not None]
+    return StatusReport(
+        state="healthy", db_path=str(paths.db), schema_version=SCHEMA_VERSION,
+        supported_schema_version=SCHEMA_VERSION, diagnostic=None,
+        generation=meta["generation"] if meta else 0,
+        active_thread_id=active[0]["id"] if len(active) == 1 else None,
+        threads=threads, turns=turns, active_items=items, jobs=JobCounts(**counts), failures=failures,
+        summary=summary,
+    )
+
+
+def degraded_status(paths: StorePaths, schema_version: int, diagnostic: str) -> StatusReport:
+    return StatusReport(
+        state="degraded", db_path=str(paths.db), schema_version=schema_version,
+        supported_schema_version=SCHEMA_VERSION, diagnostic=diagnostic, generation=0, active_thread_id=None,
+        threads=0, turns=0, active_items=0, jobs=JobCounts(), failures=[],
+        summary=summary_state(paths, None, force_stale=True),
+    )

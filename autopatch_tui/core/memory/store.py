@@ -1,0 +1,86 @@
+"""`MemoryStore`: one project's memory.db, validated on open, with one connection per thread.
+
+A degraded store keeps its diagnostic and refuses every read and write through `conn()`; only
+`status`, `export` (when readable) and an explicit clear deal with it."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from autopatch_tui.core.clock import Clock, SystemClock
+from autopatch_tui.core.errors import MemoryDegradedError, MemoryStoreError
+from autopatch_tui.core.memory.bootstrap import StoreIdentity, open_or_create
+from autopatch_tui.core.memory.health import Health
+from autopatch_tui.core.memory.sqlite import enable_wal, open_readwrite
+from autopatch_tui.core.paths import StorePaths
+
+
+class MemoryStore:
+    def __init__(self, paths: StorePaths, identity: StoreIdentity, *, clock: Clock | None = None) -> None:
+        self.paths = paths
+        self.identity = identity
+        self.clock: Clock = clock or SystemClock()
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.health: Health = Health(False, 0, "not opened")
+
+    @classmethod
+    def open(cls, paths: StorePaths, identity: StoreIdentity, *, clock: Clock | None = None) -> MemoryStore:
+        store = cls(paths, identity, clock=clock)
+        store.reload()
+        return store
+
+    @property
+    def db_path(self) -> Path:
+        return self.paths.db
+
+    @property
+    def healthy(self) -> bool:
+        return self.health.healthy
+
+    def reload(self) -> Health:
+        """Validate (bootstrapping a missing file) and, when healthy, switch to WAL."""
+        self._drop_connections()
+        self.health = open_or_create(self.paths.db, self.identity, self.clock.now())
+        if self.health.healthy:
+            enable_wal(self.conn())
+        return self.health
+
+    def mark_degraded(self, diagnostic: str) -> None:
+        """Run-time damage found: stop using the store until it is reloaded or cleared."""
+        self.health = Health(False, self.health.schema_version, diagnostic)
+        self._drop_connections()
+
+    def conn(self) -> sqlite3.Connection:
+        """This thread's read-write connection to a healthy store."""
+        if self._closed:
+            raise MemoryStoreError("the Memory store is closed")
+        if not self.health.healthy:
+            raise MemoryDegradedError(self.health.diagnostic or "Memory is degraded")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = open_readwrite(self.paths.db)
+            conn.execute("PRAGMA synchronous = NORMAL")
+            with self._lock:
+                self._conns.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def close_connections(self) -> None:
+        """Drop every connection (before the files are deleted by an explicit clear)."""
+        self._drop_connections()
+
+    def _drop_connections(self) -> None:
+        with self._lock:
+            conns, self._conns = self._conns, []
+        self._local = threading.local()
+        for c in conns:
+            c.close()
+
+    def close(self) -> None:
+        self._closed = True
+        self._drop_connections()

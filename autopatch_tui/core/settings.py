@@ -1,0 +1,140 @@
+"""User settings: `$AUTOPATCH_HOME/config.toml` (or the platformdirs config dir), then environment
+variables, which win. Every field is validated by pydantic."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from autopatch_tui.core.constants import (
+    APP_NAME,
+    DEFAULT_EXTRACTION_MAX_WAIT_SECONDS,
+    DEFAULT_HEARTBEAT_SECONDS,
+    DEFAULT_LEASE_SECONDS,
+)
+from autopatch_tui.core.errors import ConfigError
+
+ENV_MAP = {
+    "AUTOPATCH_LLM_BASE_URL": "llm_base_url",
+    "AUTOPATCH_LLM_API_KEY": "llm_api_key",
+    "AUTOPATCH_LLM_MODEL": "llm_model",
+    "AUTOPATCH_MEMORY_MODEL": "memory_model",
+    "AUTOPATCH_LLM_CONTEXT_WINDOW": "context_window",
+    "AUTOPATCH_LLM_MAX_OUTPUT_TOKENS": "max_output_tokens",
+    "AUTOPATCH_DEBUG": "debug",
+    "AUTOPATCH_MEMORY_LEASE_SECONDS": "lease_seconds",
+    "AUTOPATCH_MEMORY_HEARTBEAT_SECONDS": "heartbeat_seconds",
+    "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "extraction_max_wait_seconds",
+}
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    home: Path
+    config_file: Path | None = None
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_model: str | None = None
+    memory_model: str | None = None
+    context_window: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    debug: bool = False
+    lease_seconds: float = Field(default=DEFAULT_LEASE_SECONDS, gt=0)
+    heartbeat_seconds: float = Field(default=DEFAULT_HEARTBEAT_SECONDS, gt=0)
+    extraction_max_wait_seconds: float = Field(default=DEFAULT_EXTRACTION_MAX_WAIT_SECONDS, ge=0)
+    llm_timeout_seconds: float = Field(default=120.0, gt=0)
+    llm_max_retries: int = Field(default=2, ge=0, le=10)
+    theme: str = "textual-dark"
+    keymap: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("llm_base_url", "llm_model", "memory_model", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("llm_api_key", mode="before")
+    @classmethod
+    def _blank_key_is_none(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @property
+    def has_model(self) -> bool:
+        """No base URL and no key = no model (contracts §2)."""
+        return self.llm_base_url is not None or self.llm_api_key is not None
+
+    @property
+    def chat_model(self) -> str | None:
+        return self.llm_model
+
+    @property
+    def effective_memory_model(self) -> str | None:
+        return self.memory_model or self.llm_model
+
+    def with_overrides(self, **changes: object) -> Settings:
+        data = self.model_dump()
+        if self.llm_api_key is not None:
+            data["llm_api_key"] = self.llm_api_key.get_secret_value()
+        data.update(changes)
+        return Settings.model_validate(data)
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    raw = env.get("AUTOPATCH_HOME")
+    if raw:
+        return Path(raw).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def config_path(env: Mapping[str, str], home: Path) -> Path:
+    if env.get("AUTOPATCH_HOME"):
+        return home / "config.toml"
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read settings file {path}: {type(exc).__name__}") from exc
+    allowed = set(Settings.model_fields) - {"home", "config_file"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ConfigError(f"unknown setting(s) in {path}: {', '.join(unknown)}")
+    return data
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+    """Build settings from the config file and the environment (environment wins)."""
+    env = os.environ if env is None else env
+    home = default_home(env)
+    cfg = config_path(env, home)
+    data: dict[str, object] = _read_toml(cfg)
+    for var, field in ENV_MAP.items():
+        if var in env:
+            value: object = env[var]
+            if field == "debug":
+                value = str(value).strip().lower() in ("1", "true", "yes", "on")
+            elif isinstance(value, str) and not value.strip():
+                value = None
+            data[field] = value
+    data.update(overrides)
+    data["home"] = home
+    data["config_file"] = cfg
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in err["loc"]) for err in exc.errors()})
+        raise ConfigError(f"invalid setting(s): {', '.join(fields)}") from None
