@@ -1,0 +1,339 @@
+"""The one place that talks to the model provider (any OpenAI-compatible endpoint).
+
+Every request carries `X-AutoPatch-Task: <task>` so a provider log (or the test stub) can tell
+chat turns from Memory jobs. Every SDK failure becomes a `ProviderError` raised `from None`, so
+the provider's error body never reaches a traceback shown to the user.
+
+`LLMClient` is safe to share between threads: it holds no per-call state and the SDK client
+(one HTTP connection pool) is thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import openai
+
+from autopatch_tui.core.errors import ConfigError
+from autopatch_tui.core.llm.errors import ProviderError, classify_openai_error
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.settings import Settings
+
+TASKS: tuple[str, ...] = (
+    "chat",
+    "classify",
+    "extraction",
+    "extraction_repair",
+    "consolidation",
+    "consolidation_repair",
+    "merge_judge",
+    "organize",
+    "compaction",
+)
+TASK_HEADER = "X-AutoPatch-Task"
+_PLACEHOLDER_KEY = "not-needed"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
+class Completion:
+    content: str | None
+    tool_calls: tuple[ToolCall, ...]
+    finish_reason: str | None
+    usage: Usage | None
+
+
+def _no_choices() -> ProviderError:
+    return ProviderError("bad_request", message="model reply had no choices")
+
+
+def _malformed(what: str) -> ProviderError:
+    return ProviderError("bad_request", message=f"model reply was malformed: {what}")
+
+
+def _usage_of(raw: object) -> Usage | None:
+    if raw is None:
+        return None
+    prompt = getattr(raw, "prompt_tokens", None)
+    completion = getattr(raw, "completion_tokens", None)
+    if not isinstance(prompt, int) or not isinstance(completion, int):
+        return None
+    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+
+
+def _str_or_empty(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class LLMClient:
+    """A thin, typed wrapper over `openai.OpenAI().chat.completions.create`."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        timeout: float = 120.0,
+        max_retries: int = 2,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        try:
+            self._client = openai.OpenAI(
+                base_url=base_url,
+                api_key=api_key or _PLACEHOLDER_KEY,
+                timeout=timeout,
+                max_retries=max_retries,
+            )
+        except openai.OpenAIError as exc:
+            raise ConfigError(f"cannot set up the model client: {type(exc).__name__}") from None
+        self._timeout = timeout
+        self._max_retries = max_retries
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LLMClient | None:
+        """The client for these settings, or None when no model is configured."""
+        if not settings.has_model:
+            return None
+        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key is not None else None
+        return cls(
+            base_url=settings.llm_base_url,
+            api_key=key,
+            timeout=settings.llm_timeout_seconds,
+            max_retries=settings.llm_max_retries,
+        )
+
+    @property
+    def timeout(self) -> float:
+        return self._timeout
+
+    @property
+    def max_retries(self) -> int:
+        return self._max_retries
+
+    # ------------------------------------------------------------------------------------------
+    def _request_kwargs(
+        self,
+        *,
+        task: str,
+        model: str,
+        messages: list[dict],
+        temperature: float | None,
+        tools: list[dict] | None,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        if task not in TASKS:
+            raise ValueError(f"unknown model task: {task!r}")
+        if not model:
+            raise ValueError("model must be a non-empty string")
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "extra_headers": {TASK_HEADER: task},
+        }
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if tools:
+            kwargs["tools"] = tools
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        return kwargs
+
+    def complete(
+        self,
+        *,
+        task: str,
+        model: str,
+        messages: list[dict],
+        temperature: float | None = None,
+        tools: list[dict] | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """One non-streaming chat completion."""
+        kwargs = self._request_kwargs(
+            task=task,
+            model=model,
+            messages=messages,
+            temperature=temperature,
+            tools=tools,
+            max_tokens=max_tokens,
+        )
+        try:
+            reply = self._client.chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            raise classify_openai_error(exc) from None
+        except json.JSONDecodeError:
+            # A JSON content type with a non-JSON body; the decode error holds the body.
+            raise _malformed("not JSON") from None
+        return self._completion_of(reply)
+
+    @staticmethod
+    def _completion_of(reply: object) -> Completion:
+        if isinstance(reply, (str, bytes)) or reply is None:
+            # The SDK hands back raw text when the response was not declared as JSON.
+            raise _malformed("not a chat completion")
+        choices = getattr(reply, "choices", None)
+        if not choices:
+            raise _no_choices()
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        if message is None:
+            raise _malformed("choice without a message")
+        content = getattr(message, "content", None)
+        if content is not None and not isinstance(content, str):
+            raise _malformed("content is not text")
+        calls: list[ToolCall] = []
+        for index, raw in enumerate(getattr(message, "tool_calls", None) or ()):
+            function = getattr(raw, "function", None)
+            if function is None:  # a non-function (custom) tool call: not used by this app
+                continue
+            calls.append(
+                ToolCall(
+                    id=_str_or_empty(getattr(raw, "id", None)) or f"call_{index}",
+                    name=_str_or_empty(getattr(function, "name", None)),
+                    arguments=_str_or_empty(getattr(function, "arguments", None)),
+                )
+            )
+        if content == "" and calls:
+            content = None  # same normalisation as stream()
+        finish = getattr(choice, "finish_reason", None)
+        return Completion(
+            content=content,
+            tool_calls=tuple(calls),
+            finish_reason=finish if isinstance(finish, str) else None,
+            usage=_usage_of(getattr(reply, "usage", None)),
+        )
+
+    # ------------------------------------------------------------------------------------------
+    def stream(
+        self,
+        *,
+        task: str,
+        model: str,
+        messages: list[dict],
+        on_delta: Callable[[str], None],
+        tools: list[dict] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """A streaming chat completion: content deltas go to `on_delta` as they arrive; streamed
+        tool-call fragments are assembled; the whole reply is returned at the end.
+
+        An exception raised by `on_delta` aborts the stream (the connection is closed) and
+        propagates unchanged.
+        """
+        kwargs = self._request_kwargs(
+            task=task,
+            model=model,
+            messages=messages,
+            temperature=temperature,
+            tools=tools,
+            max_tokens=max_tokens,
+        )
+        try:
+            response = self._client.chat.completions.create(stream=True, **kwargs)
+        except openai.OpenAIError as exc:
+            raise classify_openai_error(exc) from None
+        except json.JSONDecodeError:
+            raise _malformed("not JSON") from None
+        if not hasattr(response, "__iter__") or isinstance(response, (str, bytes)):
+            raise _malformed("not a stream")
+
+        content_parts: list[str] = []
+        saw_content = False
+        saw_choice = False
+        finish_reason: str | None = None
+        usage: Usage | None = None
+        # index -> [id, name, argument fragments]
+        calls: dict[int, list[Any]] = {}
+        try:
+            try:
+                for chunk in response:
+                    chunk_usage = _usage_of(getattr(chunk, "usage", None))
+                    if chunk_usage is not None:
+                        usage = chunk_usage
+                    for choice in getattr(chunk, "choices", None) or ():
+                        if getattr(choice, "index", 0) not in (0, None):
+                            continue  # only the first choice is used (n=1)
+                        saw_choice = True
+                        reason = getattr(choice, "finish_reason", None)
+                        if isinstance(reason, str):
+                            finish_reason = reason
+                        delta = getattr(choice, "delta", None)
+                        if delta is None:
+                            continue
+                        text = getattr(delta, "content", None)
+                        if isinstance(text, str):
+                            saw_content = True
+                            if text:
+                                content_parts.append(text)
+                                on_delta(text)
+                        for position, fragment in enumerate(getattr(delta, "tool_calls", None) or ()):
+                            index = getattr(fragment, "index", None)
+                            if not isinstance(index, int):
+                                index = position
+                            slot = calls.setdefault(index, ["", "", []])
+                            call_id = getattr(fragment, "id", None)
+                            if isinstance(call_id, str) and call_id and not slot[0]:
+                                slot[0] = call_id
+                            function = getattr(fragment, "function", None)
+                            if function is None:
+                                continue
+                            name = getattr(function, "name", None)
+                            if isinstance(name, str) and name and not slot[1]:
+                                slot[1] = name
+                            arguments = getattr(function, "arguments", None)
+                            if isinstance(arguments, str) and arguments:
+                                slot[2].append(arguments)
+            except openai.OpenAIError as exc:
+                raise classify_openai_error(exc) from None
+            except json.JSONDecodeError:
+                raise _malformed("stream event is not JSON") from None
+        finally:
+            close = getattr(response, "close", None)
+            if callable(close):
+                close()
+
+        if not saw_choice:
+            raise _no_choices()
+        tool_calls = tuple(
+            ToolCall(id=slot[0] or f"call_{index}", name=slot[1], arguments="".join(slot[2]))
+            for index, slot in sorted(calls.items())
+        )
+        content = "".join(content_parts) if (content_parts or saw_content) else None
+        if content == "" and tool_calls:
+            content = None  # role-only/empty content next to tool calls means "no content"
+        return Completion(
+            content=content,
+            tool_calls=tool_calls,
+            finish_reason=finish_reason,
+            usage=usage,
+        )
+
+    # ------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
