@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from autopatch_tui.cli.output import emit_json, say
+from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory.models import ItemDetail, StatusReport
 
@@ -124,6 +124,23 @@ def cmd_new(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_process(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    result = mgr.process_pending()
+    if args.json:
+        emit_json(result.as_dict())
+        return 0
+    if not mgr.has_model:
+        warn(f"Memory jobs stay pending: {mgr.model_problem}")
+    r = result
+    say(f"Memory jobs: {r.succeeded} succeeded, {r.succeeded_no_output} without output, {r.retry_wait} to retry,"
+        f" {r.failed} failed, {r.pending} pending")
+    if r.retry_wait:
+        warn(f"{r.retry_wait} job(s) hit a transient error and will be retried at the next start")
+    if r.failed:
+        warn(f"{r.failed} job(s) failed; `memory status` shows the safe diagnostics")
+    return 0
+
+
 # commands that can run on a degraded store
 WORKS_DEGRADED = {cmd_status, cmd_export, cmd_clear}
 
@@ -159,6 +176,10 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p = msub.add_parser("export", help="write a JSON snapshot", parents=[common])
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_export)
+
+    p = msub.add_parser("process", help="give every pending Memory job one processing chance now", parents=[common])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_process)
 
     p = sub.add_parser("new", help="start a new thread (/new)", parents=[common])
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait for the old thread's Memory jobs")

@@ -4,13 +4,15 @@ A plain Python object. Its background work reports through `events` (see `events
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
+import threading
 from pathlib import Path
 
 from autopatch_tui.core.clock import Clock, SystemClock
-from autopatch_tui.core.errors import MemoryDegradedError, UsageError
-from autopatch_tui.core.events import EventHub, MemoryChanged
+from autopatch_tui.core.errors import ConfigError, MemoryDegradedError, UsageError
+from autopatch_tui.core.events import EventHub, MemoryChanged, Notice
 from autopatch_tui.core.identity.names import canonical_location, store_name_for_location
 from autopatch_tui.core.identity.remote import normalize_remote_url
 from autopatch_tui.core.identity.repo import read_origin_remote, resolve_repo_root
@@ -23,8 +25,17 @@ from autopatch_tui.core.memory.export import write_export
 from autopatch_tui.core.memory.models import FlushResult, ItemDetail, ItemSummary, NewThreadResult, StatusReport
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
+from autopatch_tui.core.llm.client import LLMClient
+from autopatch_tui.core.llm.profiles import resolve_profile
 from autopatch_tui.core.paths import StorePaths
+from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush, exit_flush
+from autopatch_tui.core.pipeline.model_io import MemoryModel
+from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
+from autopatch_tui.core.pipeline.worker import BackgroundWorker
 from autopatch_tui.core.settings import Settings
+
+log = logging.getLogger(__name__)
+DEFAULT_NEW_TIMEOUT_SECONDS = 20.0
 
 
 def make_owner_id() -> str:
@@ -40,8 +51,24 @@ def identity_for(repo: Path) -> StoreIdentity:
     )
 
 
+def build_memory_model(settings: Settings, client: LLMClient | None) -> tuple[MemoryModel | None, str | None]:
+    """The Memory model, or None with a safe reason (no model configured, unknown context)."""
+    if client is None:
+        return None, "no model configured: set AUTOPATCH_LLM_BASE_URL (and AUTOPATCH_LLM_MODEL)"
+    model = settings.effective_memory_model
+    if not model:
+        return None, "no model name configured: set AUTOPATCH_LLM_MODEL or AUTOPATCH_MEMORY_MODEL"
+    try:
+        profile = resolve_profile(model, context_window=settings.context_window,
+                                  max_output_tokens=settings.max_output_tokens)
+    except ConfigError as exc:
+        return None, str(exc)
+    return MemoryModel(client, model, profile), None
+
+
 class MemoryManager:
-    def __init__(self, repo: Path, settings: Settings, *, clock: Clock | None = None) -> None:
+    def __init__(self, repo: Path, settings: Settings, *, clock: Clock | None = None,
+                 client: LLMClient | None = None) -> None:
         self.repo = repo
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
@@ -49,7 +76,17 @@ class MemoryManager:
         self.paths = StorePaths(repo)
         self.events = EventHub()
         self.summary_stale = False
+        self.client = client if client is not None else LLMClient.from_settings(settings)
+        self.memory_model, self.model_problem = build_memory_model(settings, self.client)
         self.store = MemoryStore.open(self.paths, identity_for(repo), clock=self.clock)
+        self.runner = PipelineRunner(
+            self.store, self.memory_model, owner=self.owner, clock=self.clock, events=self.events,
+            timing=Timing(settings.lease_seconds, settings.heartbeat_seconds, settings.extraction_max_wait_seconds),
+            on_damage=self._on_damage,
+        )
+        self.worker = BackgroundWorker(self.runner)
+        self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
+        self._closed = False
         if self.store.healthy:
             self.recover()
 
@@ -65,6 +102,11 @@ class MemoryManager:
     def require_healthy(self) -> None:
         if not self.store.healthy:
             raise MemoryDegradedError(self.store.health.diagnostic or "Memory is degraded")
+
+    def _on_damage(self, diagnostic: str) -> None:
+        self.summary_stale = True
+        self.events.emit(Notice("error", f"Memory is degraded: {diagnostic}"))
+        self.events.emit(MemoryChanged("degraded"))
 
     def status(self) -> StatusReport:
         if not self.store.healthy:
@@ -86,9 +128,13 @@ class MemoryManager:
 
     def complete_turn(self, handle: turn_ops.TurnHandle, assistant_text: str) -> None:
         turn_ops.complete_turn(self.store.conn(), handle.turn_id, assistant_text, now=self.clock.now())
+        self.worker.wake()
+        self.events.emit(MemoryChanged("turn"))
 
     def fail_turn(self, handle: turn_ops.TurnHandle, assistant_text: str | None = None) -> None:
         turn_ops.fail_turn(self.store.conn(), handle.turn_id, now=self.clock.now(), assistant_text=assistant_text)
+        self.worker.wake()
+        self.events.emit(MemoryChanged("turn"))
 
     def heartbeat_turns(self) -> int:
         return turn_ops.heartbeat_open_turns(
@@ -100,19 +146,46 @@ class MemoryManager:
         self.require_healthy()
         conn = self.store.conn()
         old_thread = turn_ops.active_thread_id(conn)
-        flush = self.flush_thread(old_thread, timeout=timeout)
+        flush = self.flush_thread(old_thread, timeout=DEFAULT_NEW_TIMEOUT_SECONDS if timeout is None else timeout)
+        if flush.timed_out:
+            self.events.emit(Notice("warning", f"Memory flush timed out: {flush.pending} job(s) of the old thread "
+                                               "stay queued and finish in the background or at the next start"))
         old, new = turn_ops.new_thread(conn, now=self.clock.now())
         self.events.emit(MemoryChanged("new_thread"))
         return NewThreadResult(old_thread_id=old, new_thread_id=new, flush=flush)
 
-    def flush_thread(self, thread_id: str, *, timeout: float | None = None) -> FlushResult:
-        """Seam for the watermark flush. Without a pipeline nothing is processed: the captured jobs
-        stay pending in SQLite for the background worker or the next start."""
-        pending = self.store.conn().execute(
-            "SELECT count(*) FROM memory_jobs WHERE thread_id = ? AND status IN ('pending', 'leased', 'retry_wait')",
-            (thread_id,),
-        ).fetchone()[0]
-        return FlushResult(completed=0, pending=pending, timed_out=False)
+    def flush_thread(self, thread_id: str, *, timeout: float) -> FlushResult:
+        """The watermark flush: process the thread's captured jobs and derived consolidation for at
+        most `timeout` seconds; what is left keeps going in the background until done or close()."""
+        wf = WatermarkFlush(self.runner, thread_id, deadline=self.clock.monotonic() + timeout)
+        wf.capture()
+        if not wf.captured or not self.runner.enabled:
+            return FlushResult(completed=0, pending=len(wf.remaining()), timed_out=False)
+        thread = threading.Thread(target=wf.run, name="memory-watermark-flush", daemon=True)
+        self._flushes.append((wf, thread))
+        thread.start()
+        finished = wf.done.wait(timeout)
+        pending = len(wf.remaining())
+        return FlushResult(completed=wf.completed, pending=pending, timed_out=not finished and pending > 0)
+
+    # --- pipeline ------------------------------------------------------------------------
+    @property
+    def has_model(self) -> bool:
+        return self.memory_model is not None
+
+    def start_background(self) -> None:
+        """Start the background worker (the app does; one-shot CLI commands do not)."""
+        if self.store.healthy:
+            self.worker.start()
+
+    def process_pending(self) -> ExitFlushResult:
+        """The exit flush: every open job gets one processing chance now."""
+        result = exit_flush(self.runner)
+        if result.retry_wait:
+            self.events.emit(Notice("warning", f"{result.retry_wait} Memory job(s) will be retried at the next start"))
+        if result.failed:
+            self.events.emit(Notice("warning", f"{result.failed} Memory job(s) failed; see `memory status`"))
+        return result
 
     # --- items ---------------------------------------------------------------------------
     def list_items(self, *, kind: str | None = None, status: str = "active", limit: int | None = None,
@@ -151,5 +224,18 @@ class MemoryManager:
         conn = self.store.conn() if self.store.healthy else None
         return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn)
 
-    def close(self) -> None:
+    def close(self, *, join_timeout: float = 5.0) -> None:
+        """Stop every pipeline step and background flush. After this returns the manager writes
+        nothing to SQLite or the summary file."""
+        if self._closed:
+            return
+        self._closed = True
+        self.runner.stop()
+        for wf, _ in self._flushes:
+            wf.stop.set()
+        self.worker.stop(join_timeout)
+        for _, thread in self._flushes:
+            thread.join(join_timeout)
+        if self.client is not None:
+            self.client.close()
         self.store.close()

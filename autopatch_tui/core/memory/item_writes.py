@@ -1,0 +1,111 @@
+"""Writing item revisions: Store-owned logical IDs, the identity invariant, and the recall term
+index. Identity is checked against the complete active set through the unique index on
+`identity_key` (one B-tree lookup), never by scanning items."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+from autopatch_tui.core.errors import MemoryContractError
+from autopatch_tui.core.ids import new_id
+from autopatch_tui.core.memory.items import ItemFields
+from autopatch_tui.core.recall.terms import (
+    content_terms,
+    is_check_id,
+    normalize_path,
+    normalize_phrase,
+    phrase_terms,
+)
+
+MAX_RECALL_PHRASES = 16
+
+
+def identity_key(kind: str, subject: str, applies_to_paths: Iterable[str], thread_id: str | None) -> str:
+    """Project preferences and decisions share one identity space (they may share a revision
+    chain); a discussion is scoped to its thread."""
+    scope = f"thread:{thread_id}" if kind == "discussion_context" else "project"
+    paths = sorted({normalize_path(p) for p in applies_to_paths} - {""})
+    return f"{scope}|{normalize_phrase(subject)}|{','.join(paths)}"
+
+
+def dedupe_phrases(*groups: Iterable[str], cap: int = MAX_RECALL_PHRASES) -> tuple[str, ...]:
+    """Union of phrase lists, first spelling wins, compared by normalized form."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for group in groups:
+        for phrase in group:
+            norm = normalize_phrase(phrase)
+            if not norm or norm in seen:
+                continue
+            seen.add(norm)
+            out.append(phrase.strip())
+            if len(out) == cap:
+                return tuple(out)
+    return tuple(out)
+
+
+def active_row_by_identity(conn: sqlite3.Connection, key: str) -> sqlite3.Row | None:
+    return conn.execute(
+        "SELECT row_id, logical_id FROM memory_items WHERE identity_key = ? AND status = 'active'", (key,)
+    ).fetchone()
+
+
+def _index_terms(conn: sqlite3.Connection, row_id: int, f: ItemFields) -> None:
+    rows: list[tuple[str, int, str, int, int]] = []
+
+    def add_phrase(field: str, phrase_no: int, phrase: str) -> None:
+        terms = phrase_terms(phrase)
+        rows.extend((t, row_id, field, phrase_no, len(terms)) for t in terms)
+
+    add_phrase("subject", 0, f.subject)
+    for n, alias in enumerate(f.aliases):
+        add_phrase("alias", n, alias)
+    for n, kw in enumerate(f.keywords):
+        add_phrase("check_id" if is_check_id(kw.strip()) else "keyword", n, kw)
+    body = content_terms(f"{f.statement}\n{f.content}")
+    rows.extend((t, row_id, "content", 0, min(2, len(body))) for t in body)
+    conn.executemany(
+        "INSERT OR IGNORE INTO recall_terms (term, item_row_id, field, phrase, need) VALUES (?, ?, ?, ?, ?)", rows
+    )
+
+
+def insert_revision(conn: sqlite3.Connection, f: ItemFields, *, logical_id: str | None, revision: int,
+                    now: float, origin_store: str | None = None) -> tuple[int, str]:
+    """Inside a write txn: insert an active revision and index it. Raises MemoryContractError when
+    another active item already holds the identity. Returns (row_id, logical_id)."""
+    key = identity_key(f.kind, f.subject, f.applies_to_paths, f.thread_id)
+    holder = active_row_by_identity(conn, key)
+    if holder is not None and holder["logical_id"] != logical_id:
+        raise MemoryContractError("duplicate_identity", "an active item already has this subject and applicability")
+    logical_id = logical_id or new_id("mem")
+    cur = conn.execute(
+        "INSERT INTO memory_items (id, logical_id, revision, status, kind, subject, statement, content, strength,"
+        " origin, recall_mode, applies_to_paths, aliases, keywords, thread_id, identity_key, origin_store,"
+        " created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (new_id("rev"), logical_id, revision, f.kind, f.subject, f.statement, f.content, f.strength, f.origin,
+         f.recall_mode, json.dumps(list(f.applies_to_paths), ensure_ascii=False),
+         json.dumps(list(f.aliases), ensure_ascii=False), json.dumps(list(f.keywords), ensure_ascii=False),
+         f.thread_id if f.kind == "discussion_context" else None, key, origin_store, now, now),
+    )
+    row_id = int(cur.lastrowid)
+    _index_terms(conn, row_id, f)
+    return row_id, logical_id
+
+
+def retire_revision(conn: sqlite3.Connection, row_id: int, *, status: str, replaced_by: str | None, now: float) -> None:
+    """Inside a write txn: an active revision becomes superseded (or forgotten) and leaves recall."""
+    conn.execute(
+        "UPDATE memory_items SET status = ?, replaced_by = ?, updated_at = ? WHERE row_id = ? AND status = 'active'",
+        (status, replaced_by, now, row_id),
+    )
+    conn.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (row_id,))
+
+
+def link_candidates(conn: sqlite3.Connection, row_id: int, candidate_ids: Iterable[str]) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO item_candidates (item_row_id, candidate_id) VALUES (?, ?)",
+        [(row_id, c) for c in candidate_ids],
+    )
+    conn.executemany("UPDATE memory_candidates SET status = 'accepted' WHERE id = ?", [(c,) for c in candidate_ids])

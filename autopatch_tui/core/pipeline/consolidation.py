@@ -1,0 +1,191 @@
+"""Consolidation: pending candidates + the related active registry → create / revise / supersede /
+reject, applied as one transaction.
+
+The related registry sent to the model is bounded for display, but every identity check runs
+against the complete active set through the unique `identity_key` index. Any illegal operation
+(unknown target, duplicate identity, an inferred item overriding an explicit one) raises
+MemoryContractError and rolls the whole operation set back."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from autopatch_tui.core.errors import MemoryContractError
+from autopatch_tui.core.memory import jobs
+from autopatch_tui.core.memory.item_writes import (
+    dedupe_phrases,
+    insert_revision,
+    link_candidates,
+    retire_revision,
+)
+from autopatch_tui.core.memory.items import ItemFields, bump_data_version
+from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.pipeline.contracts import ITEM_FIELD_NAMES, ConsolidationOut, OperationOut
+from autopatch_tui.core.recall.terms import phrase_terms
+
+MAX_RELATED_ITEMS = 24
+MAX_ROWS_PER_TERM = 200
+
+
+@dataclass
+class Candidate:
+    id: str
+    thread_id: str | None
+    fields: dict[str, object]
+    sources: list[dict[str, str]]
+
+    def payload(self) -> dict[str, object]:
+        return {"candidate_id": self.id, **self.fields, "thread_id": self.thread_id, "sources": self.sources}
+
+
+def _loads(text: str) -> list[str]:
+    return list(json.loads(text))
+
+
+def load_candidates(conn: sqlite3.Connection, job_id: str) -> list[Candidate]:
+    rows = conn.execute(
+        "SELECT * FROM memory_candidates WHERE consolidation_job_id = ? AND status = 'pending' ORDER BY created_at, id",
+        (job_id,),
+    ).fetchall()
+    out = []
+    for r in rows:
+        fields = {k: r[k] for k in ITEM_FIELD_NAMES}
+        for k in ("applies_to_paths", "aliases", "keywords"):
+            fields[k] = _loads(r[k])
+        sources = [{"turn_id": s["turn_id"], "role": s["role"], "quote": s["quote"]} for s in conn.execute(
+            "SELECT turn_id, role, quote FROM candidate_sources WHERE candidate_id = ? ORDER BY ordinal", (r["id"],))]
+        out.append(Candidate(r["id"], r["thread_id"], fields, sources))
+    return out
+
+
+def related_items(conn: sqlite3.Connection, cands: list[Candidate], limit: int = MAX_RELATED_ITEMS) -> list[sqlite3.Row]:
+    """Active items sharing a subject/alias/keyword term with the candidates, most shared first.
+    Indexed lookups only: each term reads at most MAX_ROWS_PER_TERM index rows."""
+    terms: list[str] = []
+    for c in cands:
+        for phrase in [c.fields["subject"], *c.fields["aliases"], *c.fields["keywords"]]:
+            terms.extend(t for t in phrase_terms(str(phrase)) if t not in terms)
+    scores: dict[int, int] = {}
+    for term in terms[:64]:
+        for (row_id,) in conn.execute(
+            "SELECT item_row_id FROM recall_terms WHERE term = ? AND field IN ('subject', 'alias', 'keyword', 'check_id')"
+            " LIMIT ?", (term, MAX_ROWS_PER_TERM)
+        ):
+            scores[row_id] = scores.get(row_id, 0) + 1
+    best = sorted(scores, key=lambda r: (-scores[r], -r))[:limit]
+    if not best:
+        return []
+    rows = conn.execute(
+        f"SELECT * FROM memory_items WHERE row_id IN ({','.join('?' * len(best))}) AND status = 'active'", best
+    ).fetchall()
+    order = {r: n for n, r in enumerate(best)}
+    return sorted(rows, key=lambda r: order[r["row_id"]])
+
+
+def related_payload(row: sqlite3.Row) -> dict[str, object]:
+    data: dict[str, object] = {"id": row["logical_id"], "revision": row["revision"]}
+    for k in ITEM_FIELD_NAMES:
+        data[k] = _loads(row[k]) if k in ("applies_to_paths", "aliases", "keywords") else row[k]
+    return data
+
+
+def check_operations(out: ConsolidationOut, cands: list[Candidate], related: list[sqlite3.Row]) -> None:
+    """Structural rules checkable against the payload. Raises MemoryContractError."""
+    cand_ids = {c.id for c in cands}
+    seen: list[str] = []
+    related_ids = {r["logical_id"] for r in related}
+    for op in out.operations:
+        for cid in op.candidate_ids:
+            if cid not in cand_ids:
+                raise MemoryContractError("unknown_candidate")
+            seen.append(cid)
+        if op.operation in ("create", "reject"):
+            if op.target_id is not None:
+                raise MemoryContractError("target_not_null")
+        elif op.target_id not in related_ids:
+            raise MemoryContractError("unknown_target")
+        if op.operation != "reject" and any(getattr(op, k) is None for k in ITEM_FIELD_NAMES):
+            raise MemoryContractError("missing_item_fields")
+    if sorted(seen) != sorted(cand_ids):
+        raise MemoryContractError("candidate_coverage")
+
+
+def _fields(op: OperationOut, cands: dict[str, Candidate], target: sqlite3.Row | None) -> ItemFields:
+    used = [cands[c] for c in op.candidate_ids]
+    kept_aliases = _loads(target["aliases"]) if target is not None else []
+    kept_keywords = _loads(target["keywords"]) if target is not None else []
+    thread_id = next((c.thread_id for c in used if c.thread_id), None) if op.kind == "discussion_context" else None
+    if op.kind == "discussion_context" and target is not None and target["thread_id"]:
+        thread_id = target["thread_id"]
+    return ItemFields(
+        kind=op.kind, subject=op.subject, statement=op.statement, content=op.content or "", strength=op.strength,
+        origin=op.origin, recall_mode=op.recall_mode,
+        applies_to_paths=tuple(dict.fromkeys(op.applies_to_paths or [])),
+        aliases=dedupe_phrases(op.aliases or [], *(c.fields["aliases"] for c in used), kept_aliases),
+        keywords=dedupe_phrases(op.keywords or [], *(c.fields["keywords"] for c in used), kept_keywords),
+        thread_id=thread_id,
+    )
+
+
+def apply_operations(conn: sqlite3.Connection, out: ConsolidationOut, cands: list[Candidate], *, now: float) -> int:
+    """Inside a write txn. Returns the number of items created or revised."""
+    by_id = {c.id: c for c in cands}
+    changed = 0
+    for op in out.operations:
+        if op.operation == "reject":
+            conn.executemany("UPDATE memory_candidates SET status = 'rejected' WHERE id = ?",
+                             [(c,) for c in op.candidate_ids])
+            continue
+        target = None
+        if op.target_id is not None:
+            target = conn.execute(
+                "SELECT * FROM memory_items WHERE logical_id = ? AND status = 'active'", (op.target_id,)
+            ).fetchone()
+            if target is None:
+                raise MemoryContractError("unknown_target")
+            if target["origin"] != "inferred_repetition" and op.origin == "inferred_repetition":
+                raise MemoryContractError("inferred_overrides_explicit")
+        if op.kind == "discussion_context" and not any(by_id[c].thread_id for c in op.candidate_ids) and target is None:
+            raise MemoryContractError("discussion_without_thread")
+        fields = _fields(op, by_id, target)
+        if op.operation == "create":
+            row_id, _ = insert_revision(conn, fields, logical_id=None, revision=1, now=now)
+        elif op.operation == "revise":
+            retire_revision(conn, target["row_id"], status="superseded", replaced_by=None, now=now)
+            row_id, _ = insert_revision(conn, fields, logical_id=target["logical_id"],
+                                        revision=target["revision"] + 1, now=now)
+        else:  # supersede: a new item replaces the target's chain
+            retire_revision(conn, target["row_id"], status="superseded", replaced_by=None, now=now)
+            row_id, _ = insert_revision(conn, fields, logical_id=None, revision=1, now=now)
+        if target is not None:
+            new_rev = conn.execute("SELECT id FROM memory_items WHERE row_id = ?", (row_id,)).fetchone()[0]
+            conn.execute("UPDATE memory_items SET replaced_by = ? WHERE row_id = ?", (new_rev, target["row_id"]))
+        link_candidates(conn, row_id, op.candidate_ids)
+        changed += 1
+    if changed:
+        bump_data_version(conn)
+    return changed
+
+
+def commit(conn: sqlite3.Connection, lease: jobs.Lease, out: ConsolidationOut, cands: list[Candidate], *,
+           provider_calls: int, now: float) -> int:
+    """One transaction: operations + job state. Raises MemoryContractError (rolled back)."""
+    with write_txn(conn):
+        jobs.assert_lease(conn, lease)
+        changed = apply_operations(conn, out, cands, now=now)
+        jobs.mark_done(conn, lease, status="succeeded" if changed else "succeeded_no_output",
+                       reason=None if changed else "all_rejected", provider_calls=provider_calls, now=now)
+    return changed
+
+
+def commit_no_output(conn: sqlite3.Connection, lease: jobs.Lease, *, reason: str, now: float,
+                     suppress: bool) -> None:
+    """No provider call: capacity exceeded (candidates suppressed) or nothing left to consolidate."""
+    with write_txn(conn):
+        jobs.assert_lease(conn, lease)
+        if suppress:
+            conn.execute("UPDATE memory_candidates SET status = 'suppressed' WHERE consolidation_job_id = ?"
+                         " AND status = 'pending'", (lease.job_ids[0],))
+        jobs.mark_done(conn, lease, status="succeeded_no_output", reason=reason, provider_calls=0, now=now)

@@ -1,0 +1,48 @@
+"""The heartbeat that runs beside a long provider call: every `interval` seconds it renews the
+job lease and the owner's open turns, and checks the store's run-time invariants. It only sets
+flags; the worker decides (a fenced or damaged result is never repaired or committed)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from autopatch_tui.core.errors import MemoryStoreError
+
+log = logging.getLogger(__name__)
+
+
+class Heartbeat:
+    def __init__(self, beat: Callable[[], bool], check: Callable[[], str | None], interval: float) -> None:
+        self._beat = beat
+        self._check = check
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.fenced = False
+        self.damage: str | None = None
+        self.beats = 0
+
+    def __enter__(self) -> Heartbeat:
+        self._thread = threading.Thread(target=self._run, name="memory-heartbeat", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self.damage = self._check()
+                if self.damage:
+                    return
+                if not self._beat():
+                    self.fenced = True
+                    return
+                self.beats += 1
+            except MemoryStoreError as exc:  # locked past the busy timeout: try again next beat
+                log.warning("memory heartbeat failed: %s", type(exc).__name__)

@@ -1,0 +1,56 @@
+"""The background worker thread: steps the pipeline whenever work is due, sleeps otherwise.
+`wake()` after a turn ends; `stop()` makes it finish its current step and exit."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from autopatch_tui.core.errors import MemoryStoreError
+from autopatch_tui.core.pipeline.runner import PipelineRunner
+
+log = logging.getLogger(__name__)
+
+
+class BackgroundWorker:
+    def __init__(self, runner: PipelineRunner, *, poll_seconds: float = 1.0) -> None:
+        self.runner = runner
+        self.poll_seconds = poll_seconds
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="memory-worker", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            outcome = None
+            try:
+                outcome = self.runner.step()
+            except MemoryStoreError as exc:  # degraded or closed: stop quietly, status shows why
+                log.warning("memory worker stopped: %s", type(exc).__name__)
+                return
+            except Exception:
+                log.exception("memory worker step failed")
+            if outcome is not None and not self._stop.is_set():
+                continue
+            self._wake.wait(self.poll_seconds)
+            self._wake.clear()
