@@ -8,6 +8,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, add_memory_parsers
 from autopatch_tui.cli.output import error
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
@@ -31,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "with a durable, auditable project Memory.", parents=[common])
     parser.set_defaults(handler=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    add_memory_parsers(sub, common)
+    memory_sub = add_memory_parsers(sub, common)
+    add_chat_parsers(sub, memory_sub, common)
     return parser
 
 

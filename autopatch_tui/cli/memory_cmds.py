@@ -145,7 +145,7 @@ def cmd_process(mgr: MemoryManager, args: argparse.Namespace) -> int:
 WORKS_DEGRADED = {cmd_status, cmd_export, cmd_clear}
 
 
-def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse._SubParsersAction:
     mem = sub.add_parser("memory", help="audit and manage the project Memory", parents=[common])
     msub = mem.add_subparsers(dest="memory_command", metavar="COMMAND", required=True)
 
@@ -185,3 +185,4 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait for the old thread's Memory jobs")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_new)
+    return msub

@@ -171,3 +171,13 @@ def get_turn(conn: sqlite3.Connection, turn_id: str) -> sqlite3.Row:
     if row is None:
         raise MemoryNotFoundError(f"no turn {turn_id}")
     return row
+
+
+def set_intent(conn: sqlite3.Connection, turn_id: str, intent: str) -> None:
+    """Routing chose the intent after the RAW text was saved; only an open turn may change it."""
+    if intent not in C.INTENTS:
+        raise UsageError(f"unknown intent {intent!r}")
+    with write_txn(conn):
+        cur = conn.execute("UPDATE turns SET intent = ? WHERE id = ? AND state = 'open'", (intent, turn_id))
+        if cur.rowcount != 1:
+            raise MemoryFencedError("the turn is no longer open")

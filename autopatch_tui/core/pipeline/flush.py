@@ -61,6 +61,7 @@ def exit_flush(runner: PipelineRunner) -> ExitFlushResult:
             for status in [outcome.status] * len(outcome.job_ids):
                 if hasattr(result, status):
                     setattr(result, status, getattr(result, status) + 1)
+    runner.refresh_summary()
     result.pending = conn.execute(
         "SELECT count(*) FROM memory_jobs WHERE status IN ('pending', 'leased')").fetchone()[0]
     return result

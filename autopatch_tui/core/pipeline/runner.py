@@ -209,7 +209,7 @@ class PipelineRunner:
             return
         self.events.emit(QueueCounts(c["pending"], c["leased"], c["retry_wait"], c["failed"]))
 
-    def _refresh_summary(self) -> None:
+    def refresh_summary(self) -> None:
         try:
             with self._gate():
                 summary.refresh(self.store.conn(), self.store.paths, now=self.clock.now())
@@ -297,7 +297,7 @@ class PipelineRunner:
                 rule, phase = exc.rule, "commit"
                 continue
             if changed:
-                self._refresh_summary()
+                self.refresh_summary()
                 self.events.emit(MemoryChanged("consolidation"))
             return StepOutcome(lease.kind, lease.job_ids, "succeeded" if changed else "succeeded_no_output")
         return self._fail(lease, jobs.Failure("contract_violation", phase, "repair", rule), suppress=True)

@@ -1,0 +1,92 @@
+"""The Memory Map: a synthetic context message (never persisted) with two lanes.
+
+- standing lane: active `always` items whose applies-to paths cover the request scope;
+- relevant lane: `on_match` items that match the query lexically, ranked by path specificity then a
+  deterministic lexical tuple.
+Each lane gets its own share of the token budget so hundreds of standing items cannot starve the
+relevant lane; a lane's unused share goes to the other. What does not fit is counted as omitted
+and stays reachable through `memory_search`. No hit → no padding."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from autopatch_tui.core.llm.tokens import estimate_tokens
+from autopatch_tui.core.recall.matching import Match, lexical_matches, standing_items
+from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
+
+MAX_STATEMENT_CHARS = 240
+STANDING_SHARE = 0.5
+
+
+def item_line(m: Match) -> str:
+    r = m.row
+    statement = r["statement"]
+    if len(statement) > MAX_STATEMENT_CHARS:
+        statement = statement[: MAX_STATEMENT_CHARS - 1] + "…"
+    return f"- [{r['logical_id']}] {r['kind']} ({r['strength']}): {r['subject']} — {statement}"
+
+
+@dataclass
+class MemoryMap:
+    standing: list[Match] = field(default_factory=list)
+    relevant: list[Match] = field(default_factory=list)
+    omitted_standing: int = 0
+    omitted_relevant: int = 0
+
+    @property
+    def ids(self) -> list[str]:
+        return [m.row["logical_id"] for m in self.standing + self.relevant]
+
+    @property
+    def empty(self) -> bool:
+        return not self.standing and not self.relevant and not (self.omitted_standing or self.omitted_relevant)
+
+    def render(self) -> str:
+        if self.empty:
+            return ""
+        lines = ["Project Memory Map (program-selected; current user instructions and current source code win "
+                 "over Memory; use memory_read(id) for details, memory_search(query) for more):"]
+        if self.standing:
+            lines.append("Standing:")
+            lines += [item_line(m) for m in self.standing]
+        if self.relevant:
+            lines.append("Relevant:")
+            lines += [item_line(m) for m in self.relevant]
+        omitted = self.omitted_standing + self.omitted_relevant
+        if omitted:
+            lines.append(f"({omitted} more matching item(s) omitted for space: "
+                         f"{self.omitted_standing} standing, {self.omitted_relevant} relevant)")
+        return "\n".join(lines)
+
+
+def _fill(matches: list[Match], budget: int) -> tuple[list[Match], int, int]:
+    """Greedy fill in rank order. Returns (kept, omitted, tokens used)."""
+    kept: list[Match] = []
+    used = 0
+    for m in matches:
+        cost = estimate_tokens(item_line(m)) + 1
+        if used + cost > budget:
+            continue
+        kept.append(m)
+        used += cost
+    return kept, len(matches) - len(kept), used
+
+
+def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int) -> MemoryMap:
+    paths = query.paths
+    standing = standing_items(conn, policy, paths)
+    standing_ids = {m.row["row_id"] for m in standing}
+    relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths)
+                if m.row["row_id"] not in standing_ids and m.row["recall_mode"] == "on_match"]
+    share = int(budget_tokens * STANDING_SHARE)
+    # each lane first within its share; then what one lane left unused goes to the other
+    s_kept, _, s_used = _fill(standing, share)
+    r_kept, _, r_used = _fill(relevant, budget_tokens - share)
+    spare = budget_tokens - s_used - r_used
+    if spare > 0 and len(r_kept) < len(relevant):
+        r_kept, _, r_used = _fill(relevant, budget_tokens - share + max(0, share - s_used))
+    if spare > 0 and len(s_kept) < len(standing):
+        s_kept, _, s_used = _fill(standing, budget_tokens - r_used)
+    return MemoryMap(s_kept, r_kept, len(standing) - len(s_kept), len(relevant) - len(r_kept))

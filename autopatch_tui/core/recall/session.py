@@ -1,0 +1,115 @@
+"""`RecallSession`: the request-local recall state of one agent request.
+
+Bound at `begin_turn` to its thread, policy and base query, it serves the Map, `memory_search`
+(≤ 4 distinct queries, ≤ 8 results each, a repeat is free) and `memory_read` (only IDs the Map
+or a search exposed, ≤ 8 distinct IDs). Every tool result draws from one recall token pool.
+`close()` clears the readable-ID set; nothing here outlives the request."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from autopatch_tui.core.llm.tokens import estimate_tokens
+from autopatch_tui.core.memory.items import item_sources
+from autopatch_tui.core.recall.matching import lexical_matches, policy_filter_sql
+from autopatch_tui.core.recall.memory_map import MemoryMap, build_map
+from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
+from autopatch_tui.core.recall.terms import normalize_text
+
+MAX_SEARCHES = 4
+MAX_RESULTS = 8
+MAX_READS = 8
+DEFAULT_POOL_TOKENS = 6000
+DEFAULT_MAP_TOKENS = 1500
+MAX_READ_CONTENT_CHARS = 2000
+MAX_READ_QUOTE_CHARS = 300
+MAX_READ_SOURCES = 4
+
+
+class RecallLimitError(Exception):
+    """A tool call exceeded a request limit; the message is shown to the model."""
+
+
+@dataclass
+class RecallSession:
+    conn_factory: object  # callable returning a sqlite3.Connection
+    query: RecallQuery
+    policy: RecallPolicy
+    pool_tokens: int = DEFAULT_POOL_TOKENS
+    map_tokens: int = DEFAULT_MAP_TOKENS
+    readable: set[str] = field(default_factory=set)
+    searches: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    reads: dict[str, dict[str, object]] = field(default_factory=dict)
+    closed: bool = False
+
+    def _conn(self) -> sqlite3.Connection:
+        if self.closed:
+            raise RecallLimitError("this request has ended")
+        return self.conn_factory()  # type: ignore[operator]
+
+    def _spend(self, payload: object) -> None:
+        cost = estimate_tokens(json.dumps(payload, ensure_ascii=False))
+        if cost > self.pool_tokens:
+            raise RecallLimitError("the recall token budget of this request is used up")
+        self.pool_tokens -= cost
+
+    def memory_map(self) -> MemoryMap:
+        mm = build_map(self._conn(), self.query, self.policy, budget_tokens=self.map_tokens)
+        self.readable.update(mm.ids)
+        return mm
+
+    def search(self, text: str) -> list[dict[str, str]]:
+        key = normalize_text(text)
+        if not key:
+            raise RecallLimitError("memory_search needs a non-empty query")
+        if key in self.searches:
+            return self.searches[key]
+        if len(self.searches) >= MAX_SEARCHES:
+            raise RecallLimitError(f"at most {MAX_SEARCHES} different memory_search queries per request")
+        matches = lexical_matches(self._conn(), self.query.merged_terms(text), self.policy, self.query.paths)
+        results = [{"id": m.row["logical_id"], "kind": m.row["kind"], "subject": m.row["subject"],
+                    "statement": m.row["statement"], "match_type": m.match_type} for m in matches[:MAX_RESULTS]]
+        self._spend(results)
+        self.searches[key] = results
+        self.readable.update(r["id"] for r in results)
+        return results
+
+    def read(self, item_id: str) -> dict[str, object]:
+        item_id = item_id.strip()
+        if item_id in self.reads:
+            return self.reads[item_id]
+        if item_id not in self.readable:
+            raise RecallLimitError("memory_read only accepts IDs shown in this request's Memory Map or searches")
+        if len(self.reads) >= MAX_READS:
+            raise RecallLimitError(f"at most {MAX_READS} different memory_read IDs per request")
+        clause, args = policy_filter_sql(self.policy)
+        conn = self._conn()
+        row = conn.execute(
+            f"SELECT m.* FROM memory_items m WHERE m.logical_id = ? AND m.status = 'active' AND {clause}",
+            [item_id, *args],
+        ).fetchone()
+        if row is None:
+            raise RecallLimitError("that Memory item is not available to this request")
+        content = row["content"]
+        if len(content) > MAX_READ_CONTENT_CHARS:
+            content = content[:MAX_READ_CONTENT_CHARS] + "…"
+        sources = [{"role": s.role, "quote": s.quote[:MAX_READ_QUOTE_CHARS]}
+                   for s in item_sources(conn, row["row_id"])[-MAX_READ_SOURCES:]]
+        detail: dict[str, object] = {
+            "id": row["logical_id"], "revision": row["revision"], "kind": row["kind"], "subject": row["subject"],
+            "statement": row["statement"], "content": content, "strength": row["strength"],
+            "origin": row["origin"], "recall_mode": row["recall_mode"],
+            "applies_to_paths": json.loads(row["applies_to_paths"]), "aliases": json.loads(row["aliases"]),
+            "keywords": json.loads(row["keywords"]), "provenance": sources,
+        }
+        self._spend(detail)
+        self.reads[item_id] = detail
+        return detail
+
+    def close(self) -> None:
+        self.closed = True
+        self.readable.clear()
+        self.searches.clear()
+        self.reads.clear()
