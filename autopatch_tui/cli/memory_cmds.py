@@ -6,55 +6,7 @@ import argparse
 
 from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory.models import ItemDetail, StatusReport
-
-
-def render_status(report: StatusReport) -> list[str]:
-    lines = [f"Memory: {report.state}  ({report.db_path})",
-             f"schema version {report.schema_version} (supported {report.supported_schema_version})"]
-    if report.diagnostic:
-        lines.append(f"diagnostic: {report.diagnostic}")
-    if report.state == "degraded":
-        lines.append("Nothing was changed. `memory export` saves what is readable; "
-                     "`memory clear --confirm` starts a clean store.")
-        return lines
-    j = report.jobs
-    lines += [
-        f"generation {report.generation}; active thread {report.active_thread_id}",
-        f"threads {report.threads}, turns {report.turns}, active items {report.active_items}",
-        f"jobs: pending {j.pending}, leased {j.leased}, retry_wait {j.retry_wait}, failed {j.failed}, "
-        f"succeeded {j.succeeded}, succeeded_no_output {j.succeeded_no_output}",
-        f"summary: {report.summary.status} ({report.summary.path})",
-    ]
-    for f in report.failures:
-        lines.append(
-            f"  {f.status} {f.kind} job {f.job_id}: category={f.category} phase={f.phase} stage={f.stage}"
-            f" rule={f.rule or '-'} attempts={f.attempts} provider_calls={f.provider_calls}"
-        )
-    return lines
-
-
-def render_item(item: ItemDetail) -> list[str]:
-    lines = [
-        f"{item.id}  [{item.kind}] {item.status} (revision {item.revision}, updated {item.updated_at})",
-        f"subject: {item.subject}",
-        f"statement: {item.statement}",
-        f"strength {item.strength}, origin {item.origin}, recall {item.recall_mode}",
-        f"paths: {', '.join(item.applies_to_paths) or '(whole project)'}",
-    ]
-    if item.content and item.content != item.statement:
-        lines.append(f"content: {item.content}")
-    if item.aliases:
-        lines.append(f"aliases: {', '.join(item.aliases)}")
-    if item.keywords:
-        lines.append(f"keywords: {', '.join(item.keywords)}")
-    if item.thread_id:
-        lines.append(f"thread: {item.thread_id}")
-    lines.append("revisions:")
-    lines += [f"  r{r.revision} {r.status} {r.updated_at}: {r.statement}" for r in item.revisions]
-    lines.append("sources:")
-    lines += [f"  {s.role} @ {s.turn_id}: \"{s.quote}\"" for s in item.sources]
-    return lines
+from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
 
 
 def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
@@ -75,8 +27,7 @@ def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     if not items:
         say("No active Memory items.")
     for i in items:
-        paths = f" ({', '.join(i.applies_to_paths)})" if i.applies_to_paths else ""
-        say(f"{i.id}  [{i.kind}] {i.subject}: {i.statement}{paths}")
+        say(render_item_line(i))
     return 0
 
 

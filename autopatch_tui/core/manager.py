@@ -8,6 +8,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 
 from autopatch_tui.core.clock import Clock, SystemClock
@@ -18,6 +19,7 @@ from autopatch_tui.core.identity.remote import normalize_remote_url
 from autopatch_tui.core.identity.repo import read_origin_remote, resolve_repo_root
 from autopatch_tui.core.ids import new_ulid
 from autopatch_tui.core.memory import clear as clear_ops
+from autopatch_tui.core.memory import history
 from autopatch_tui.core.memory import items as item_ops
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
@@ -27,7 +29,7 @@ from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import resolve_profile
-from autopatch_tui.core.paths import StorePaths
+from autopatch_tui.core.paths import StorePaths, write_private_text
 from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush, exit_flush
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
@@ -186,6 +188,41 @@ class MemoryManager:
         if result.failed:
             self.events.emit(Notice("warning", f"{result.failed} Memory job(s) failed; see `memory status`"))
         return result
+
+    # --- history -------------------------------------------------------------------------
+    def active_thread_id(self) -> str:
+        self.require_healthy()
+        return turn_ops.active_thread_id(self.store.conn())
+
+    def threads(self) -> list[history.ThreadInfo]:
+        self.require_healthy()
+        return history.list_threads(self.store.conn())
+
+    def thread_turns(self, thread_id: str, *, offset: int = 0, limit: int = 100) -> list[history.TurnInfo]:
+        self.require_healthy()
+        return history.thread_turns(self.store.conn(), thread_id, offset=offset, limit=limit)
+
+    def recent_turns(self, limit: int = 30) -> list[history.TurnInfo]:
+        self.require_healthy()
+        conn = self.store.conn()
+        return history.recent_turns(conn, turn_ops.active_thread_id(conn), limit)
+
+    def search_turns(self, text: str, *, limit: int = 200) -> list[history.TurnInfo]:
+        self.require_healthy()
+        return history.search_turns(self.store.conn(), text, limit=limit)
+
+    def turn_info(self, turn_id: str) -> history.TurnInfo:
+        self.require_healthy()
+        return history.get_turn_info(self.store.conn(), turn_id)
+
+    def export_thread_markdown(self, thread_id: str) -> Path:
+        """Write one thread as Markdown next to the JSON exports; returns the path."""
+        self.require_healthy()
+        text = history.thread_markdown(self.store.conn(), thread_id)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self.clock.now()))
+        path = self.paths.exports_dir / f"thread-{thread_id}-{stamp}.md"
+        write_private_text(path, text)
+        return path
 
     # --- items ---------------------------------------------------------------------------
     def list_items(self, *, kind: str | None = None, status: str = "active", limit: int | None = None,

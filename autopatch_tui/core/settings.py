@@ -3,6 +3,7 @@ variables, which win. Every field is validated by pydantic."""
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from autopatch_tui.core.constants import (
     DEFAULT_LEASE_SECONDS,
 )
 from autopatch_tui.core.errors import ConfigError
+from autopatch_tui.core.paths import write_private_text
 
 ENV_MAP = {
     "AUTOPATCH_LLM_BASE_URL": "llm_base_url",
@@ -138,3 +140,25 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
     except ValidationError as exc:
         fields = sorted({".".join(str(p) for p in err["loc"]) for err in exc.errors()})
         raise ConfigError(f"invalid setting(s): {', '.join(fields)}") from None
+
+
+def save_setting(path: Path, key: str, value: str) -> None:
+    """Set one string setting in config.toml, keeping every other line as it is."""
+    if key not in Settings.model_fields:
+        raise ConfigError(f"unknown setting {key}")
+    line = f"{key} = {json.dumps(value, ensure_ascii=False)}\n"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except FileNotFoundError:
+        lines = []
+    out, done = [], False
+    for existing in lines:
+        if not done and existing.split("=", 1)[0].strip() == key and not existing.lstrip().startswith("["):
+            out.append(line)
+            done = True
+        else:
+            out.append(existing)
+    if not done:
+        first_table = next((n for n, x in enumerate(out) if x.lstrip().startswith("[")), len(out))
+        out.insert(first_table, line)
+    write_private_text(path, "".join(out))

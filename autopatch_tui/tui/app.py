@@ -1,0 +1,160 @@
+"""The Textual app: owns the services (manager, settings, clock), turns manager events into
+reactive state, hosts the screens, handles worker errors in one place, and flushes Memory on exit."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.events import FlushProgress, JobFinished, MemoryChanged, Notice, QueueCounts
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.settings import Settings, save_setting
+from autopatch_tui.tui.messages import CoreEvent
+from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.services import Services
+
+log = logging.getLogger(__name__)
+
+SCREEN_KEYS = {"chat": "f2", "history": "f3", "memory": "f4", "jobs": "f5", "stores": "f6"}
+SCREEN_TITLES = {"chat": "Chat", "history": "History", "memory": "Memory", "jobs": "Jobs", "stores": "Stores"}
+
+
+def safe_error(error: BaseException | None) -> str:
+    """A worker error for people: our typed errors carry safe text; anything else shows its type only."""
+    if isinstance(error, AutopatchError):
+        return str(error)
+    return f"unexpected error ({type(error).__name__}); see the log"
+
+
+class AutopatchApp(App):
+    TITLE = "autopatch-tui"
+    CSS_PATH = [style("app.tcss")]
+    BINDINGS = [
+        *(Binding(key, f"show('{name}')", SCREEN_TITLES[name], id=f"screen.{name}") for name, key in SCREEN_KEYS.items()),
+        Binding("ctrl+q", "quit_flush", "Quit", id="app.quit", priority=True),
+    ]
+
+    job_counts: reactive[tuple[int, int, int, int]] = reactive((0, 0, 0, 0))
+    health: reactive[str] = reactive("healthy")
+    active_thread: reactive[str] = reactive("")
+    memory_version: reactive[int] = reactive(0)
+    job_events: reactive[int] = reactive(0)
+
+    def __init__(self, services: Services) -> None:
+        super().__init__()
+        self.services = services
+        self._unsubscribe = None
+
+    @classmethod
+    def for_repo(cls, repo: str | Path | None, settings: Settings) -> AutopatchApp:
+        return cls(Services(MemoryManager.open(repo, settings), settings))
+
+    @property
+    def manager(self) -> MemoryManager:
+        return self.services.manager
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def on_mount(self) -> None:
+        settings = self.services.settings
+        if settings.theme in self.available_themes:
+            self.theme = settings.theme
+        if settings.keymap:
+            self.set_keymap(settings.keymap)
+        self._unsubscribe = self.manager.events.subscribe(lambda e: self.post_message(CoreEvent(e)))
+        self.health = "healthy" if self.manager.healthy else "degraded"
+        self.run_worker(self._refresh_state, thread=True, group="state", exit_on_error=False)
+        self.manager.start_background()
+        self.push_screen(self.make_screen("chat"))
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.manager.close()
+
+    def watch_theme(self, theme: str) -> None:
+        if self.is_mounted and theme != self.services.settings.theme and self.services.settings.config_file:
+            try:
+                save_setting(self.services.settings.config_file, "theme", theme)
+            except OSError as exc:
+                log.warning("theme not saved: %s", type(exc).__name__)
+
+    # --- state from the manager ---------------------------------------------------------
+    def _refresh_state(self) -> None:
+        mgr = self.manager
+        if not mgr.healthy:
+            self.call_from_thread(setattr, self, "health", "degraded")
+            return
+        report = mgr.status()
+        j = report.jobs
+        counts = (j.pending, j.leased, j.retry_wait, j.failed)
+        self.call_from_thread(self._apply_state, counts, report.active_thread_id or "")
+
+    def _apply_state(self, counts: tuple[int, int, int, int], thread_id: str) -> None:
+        self.job_counts = counts
+        self.active_thread = thread_id
+        self.health = "healthy" if self.manager.healthy else "degraded"
+
+    def on_core_event(self, message: CoreEvent) -> None:
+        event = message.event
+        if isinstance(event, QueueCounts):
+            self.job_counts = (event.pending, event.leased, event.retry_wait, event.failed)
+        elif isinstance(event, JobFinished):
+            self.job_events += 1
+        elif isinstance(event, MemoryChanged):
+            self.memory_version += 1
+            self.run_worker(self._refresh_state, thread=True, group="state", exit_on_error=False)
+        elif isinstance(event, Notice):
+            self.notify(event.text, severity="error" if event.level == "error" else
+                        "warning" if event.level == "warning" else "information")
+        elif isinstance(event, FlushProgress):
+            screen = self.screen
+            if hasattr(screen, "set_busy"):
+                screen.set_busy(f"/new: Memory flush {event.done}/{event.total}")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place worker errors are reported."""
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            log.error("worker %s failed: %s", event.worker.name, type(error).__name__)
+            self.notify(safe_error(error), title="Error", severity="error", timeout=8)
+
+    # --- navigation ---------------------------------------------------------------------
+    def make_screen(self, name: str) -> Screen:
+        from autopatch_tui.tui.screens.registry import build_screen
+
+        return build_screen(name, self.services)
+
+    async def action_show(self, name: str) -> None:
+        """Switch to a screen: chat is the base; every other screen sits alone on top of it."""
+        if name not in SCREEN_KEYS or self.screen.name == name:
+            return
+        while len(self.screen_stack) > 2:  # Textual's default screen + chat
+            await self.pop_screen()
+        if name != "chat":
+            await self.push_screen(self.make_screen(name))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Chat", "The conversation (F2)", lambda: self.run_action("show('chat')"))
+        yield SystemCommand("Thread history", "Threads and turns (F3)", lambda: self.run_action("show('history')"))
+        yield SystemCommand("Memory browser", "Items, revisions, provenance (F4)",
+                            lambda: self.run_action("show('memory')"))
+        yield SystemCommand("Job diagnostics", "Memory jobs and failures (F5)", lambda: self.run_action("show('jobs')"))
+        yield SystemCommand("Find duplicate stores", "Merge-scan project stores (F6)",
+                            lambda: self.run_action("show('stores')"))
+
+    # --- exit ---------------------------------------------------------------------------
+    async def action_quit_flush(self) -> None:
+        from autopatch_tui.tui.screens.exit_flush import ExitFlushScreen
+
+        if isinstance(self.screen, ExitFlushScreen):
+            return
+        await self.push_screen(ExitFlushScreen(self.services))

@@ -1,0 +1,101 @@
+"""Slash commands inside the app. Everything that touches SQLite runs in a thread worker; the
+result comes back as a plain-text note (never markup)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from autopatch_tui.core.events import FlushProgress
+from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
+from autopatch_tui.tui import slash
+from autopatch_tui.tui.services import Services
+
+if TYPE_CHECKING:
+    from autopatch_tui.tui.screens.chat import ChatScreen
+
+RESET_NOTE = ("Project working state and caches were reset. Memory was kept (memory.db, exports and terminal "
+              "history are untouched); `/memory clear --confirm` deletes Memory.")
+
+
+class CommandRunner:
+    def __init__(self, screen: ChatScreen, services: Services) -> None:
+        self.screen = screen
+        self.services = services
+
+    def _in_thread(self, fn: Callable[[], str], *, level: str = "info", group: str = "command",
+                   after: Callable[[], object] | None = None) -> None:
+        screen = self.screen
+
+        def work() -> None:
+            text = fn()
+            if after is not None:
+                screen.app.call_from_thread(after)
+            screen.app.call_from_thread(screen.log_view.add_note, text, level=level)
+
+        screen.run_worker(work, thread=True, group=group, exit_on_error=False)
+
+    async def run(self, cmd: slash.SlashCommand) -> None:
+        screen = self.screen
+        app = screen.app
+        if cmd.name == "help":
+            await screen.log_view.add_note(slash.help_text())
+        elif cmd.name == "quit":
+            await app.run_action("quit_flush")
+        elif cmd.name in ("history", "browse", "jobs", "stores"):
+            target = "memory" if cmd.name == "browse" else cmd.name
+            await app.run_action(f"show('{target}')")
+        elif cmd.name == "reset":
+            await screen.reset_view()
+            await screen.log_view.add_note(RESET_NOTE)
+        elif cmd.name == "new":
+            self._new()
+        elif cmd.name == "memory":
+            self._memory(cmd.args)
+
+    def _new(self) -> None:
+        mgr = self.services.manager
+        screen = self.screen
+        screen.set_busy("/new: flushing the old thread's Memory jobs…")
+
+        def work() -> str:
+            result = mgr.new_thread()
+            f = result.flush
+            text = (f"New thread {result.new_thread_id}. Memory flush of the old thread: {f.completed} job(s) done, "
+                    f"{f.pending} pending.")
+            if f.timed_out:
+                text += " The flush timed out: the remaining jobs stay queued and finish in the background."
+            return text
+
+        async def after() -> None:
+            await screen.reset_view()
+            screen.set_busy("")
+
+        self._in_thread(work, after=after)
+
+    def _memory(self, args: tuple[str, ...]) -> None:
+        mgr = self.services.manager
+        sub = args[0]
+        if sub == "status":
+            self._in_thread(lambda: "\n".join(render_status(mgr.status())))
+        elif sub == "list":
+            kind = args[1] if len(args) > 1 else None
+            self._in_thread(lambda: "\n".join(render_item_line(i) for i in mgr.list_items(kind=kind))
+                            or "No active Memory items.")
+        elif sub == "show":
+            self._in_thread(lambda: "\n".join(render_item(mgr.show_item(args[1]))))
+        elif sub == "forget":
+            self._in_thread(lambda: f"Forgot {mgr.forget(args[1])}. The raw turns it came from are kept.")
+        elif sub == "export":
+            self._in_thread(lambda: f"Memory exported to {mgr.export()}")
+        elif sub == "clear":
+            if "--confirm" not in args:
+                self._in_thread(lambda: "`/memory clear` deletes all Memory data; repeat with --confirm.",
+                                level="warning")
+                return
+            self._in_thread(lambda: f"Memory cleared; new empty thread {mgr.clear(confirm=True)}. Exports were kept.",
+                            after=self.screen.reset_view)
+
+
+def flush_label(event: FlushProgress) -> str:
+    return f"/new: Memory flush {event.done}/{event.total}" + (" (timed out)" if event.timed_out else "")

@@ -1,0 +1,60 @@
+"""App-level messages. Worker threads only `post_message` these (or `call_from_thread`); handlers
+on the App or a screen turn them into reactive state and widgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from autopatch_tui.core.events import Event
+
+
+class CoreEvent(Message):
+    """An event from the shared manager, re-posted on the UI thread."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class StreamDelta(Message):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class StreamReset(Message):
+    """The text streamed so far was a tool-calling step, not the final answer."""
+
+
+class ToolUsed(Message):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+@dataclass
+class TurnDone(Message):
+    answer: str
+    turn_id: str
+    intent: str
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+
+@dataclass
+class TurnFailed(Message):
+    message: str
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+
+class OpenTurnInHistory(Message):
+    """Jump to a turn (from a provenance quote) in the history screen."""
+
+    def __init__(self, turn_id: str) -> None:
+        super().__init__()
+        self.turn_id = turn_id

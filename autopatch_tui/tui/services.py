@@ -1,0 +1,27 @@
+"""The services the App owns and hands to every screen by constructor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autopatch_tui.core.agent.chat import ChatService
+from autopatch_tui.core.clock import Clock, SystemClock
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.settings import Settings
+
+
+@dataclass
+class Services:
+    manager: MemoryManager
+    settings: Settings
+    clock: Clock = field(default_factory=SystemClock)
+
+    @property
+    def chat(self) -> ChatService:
+        return ChatService(self.manager)
+
+    @property
+    def model_label(self) -> str:
+        if self.manager.client is None:
+            return "no model"
+        return self.settings.chat_model or "model?"

@@ -1,0 +1,76 @@
+"""Slash commands of the chat prompt: parsing, help and completion. No UI here."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+COMMANDS: dict[str, str] = {
+    "/new": "start a new thread (the old thread's Memory jobs are flushed first)",
+    "/reset": "clear the project working state and caches; Memory is kept",
+    "/memory status": "Memory health, counts and job failures",
+    "/memory list": "active Memory items (optionally: a kind)",
+    "/memory show": "one item with its revisions and provenance: /memory show ID",
+    "/memory forget": "forget one item (raw turns are kept): /memory forget ID",
+    "/memory clear --confirm": "delete all Memory data",
+    "/memory export": "write a JSON snapshot",
+    "/explain": "ask about code (code_explain intent): /explain TEXT",
+    "/chat": "general chat (general_chat intent): /chat TEXT",
+    "/history": "open the thread history",
+    "/browse": "open the Memory browser",
+    "/jobs": "open the Memory job diagnostics",
+    "/stores": "find duplicate project stores",
+    "/help": "this list",
+    "/quit": "flush Memory and quit",
+}
+
+
+class SlashError(ValueError):
+    """The command line is not a valid slash command; the message says how to use it."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str  # e.g. "new", "memory", "explain"
+    args: tuple[str, ...] = ()
+    rest: str = ""  # raw text after the command word (for /explain and /chat)
+
+
+def is_slash(text: str) -> bool:
+    return text.lstrip().startswith("/")
+
+
+def parse(text: str) -> SlashCommand:
+    line = text.strip()
+    head, _, rest = line.partition(" ")
+    name = head[1:].lower()
+    if name in ("explain", "chat"):
+        if not rest.strip():
+            raise SlashError(f"usage: /{name} TEXT")
+        return SlashCommand(name, (), rest.strip())
+    try:
+        args = tuple(shlex.split(rest))
+    except ValueError:
+        raise SlashError("unbalanced quotes in the command") from None
+    if name == "memory":
+        if not args or args[0] not in ("status", "list", "show", "forget", "clear", "export"):
+            raise SlashError("usage: /memory status|list|show ID|forget ID|clear --confirm|export")
+        if args[0] in ("show", "forget") and len(args) != 2:
+            raise SlashError(f"usage: /memory {args[0]} ID")
+        return SlashCommand(name, args)
+    if f"/{name}" in COMMANDS or name in ("new", "reset", "help", "quit", "history", "browse", "jobs", "stores"):
+        return SlashCommand(name, args)
+    raise SlashError(f"unknown command /{name}; /help lists the commands")
+
+
+def completions(prefix: str) -> list[str]:
+    """Commands that start with what was typed (case-insensitive)."""
+    p = prefix.lower()
+    return [c for c in COMMANDS if c.startswith(p)]
+
+
+def help_text() -> str:
+    width = max(len(c) for c in COMMANDS)
+    lines = [f"{c.ljust(width)}  {d}" for c, d in COMMANDS.items()]
+    lines.append("@path mentions a file or folder: it becomes the turn's scope. Enter sends, ctrl+j adds a line.")
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""The conversation view. User text and notes are plain `Text` (never markup); the assistant's
+answer is Markdown, streamed. The view follows the bottom until the user scrolls up."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown, Static
+from textual.widgets._markdown import MarkdownStream
+
+
+class UserMessage(Static):
+    def __init__(self, text: str) -> None:
+        super().__init__(Text(text), markup=False)
+
+
+class NoteMessage(Static):
+    """A safe, plain-text note from the app (command output, warnings)."""
+
+    def __init__(self, text: str, *, level: str = "info") -> None:
+        super().__init__(Text(text), markup=False)
+        self.add_class(f"-{level}")
+
+
+class AssistantMessage(Markdown):
+    pass
+
+
+class ChatLog(VerticalScroll):
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def add_user(self, text: str) -> None:
+        await self.mount(UserMessage(text))
+
+    async def add_assistant(self, markdown: str) -> AssistantMessage:
+        widget = AssistantMessage(markdown)
+        await self.mount(widget)
+        return widget
+
+    async def add_note(self, text: str, *, level: str = "info") -> None:
+        await self.mount(NoteMessage(text, level=level))
+
+    async def start_answer(self) -> tuple[AssistantMessage, MarkdownStream]:
+        widget = await self.add_assistant("")
+        stream = Markdown.get_stream(widget)
+        return widget, stream
+
+    async def clear(self) -> None:
+        await self.remove_children()
