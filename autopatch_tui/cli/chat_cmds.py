@@ -8,9 +8,7 @@ from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall.query import RecallQuery, policy_for
-from autopatch_tui.core.recall.session import RecallSession
+from autopatch_tui.core.recall.cli_search import search_memory
 
 
 def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
@@ -31,14 +29,7 @@ def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 
 def cmd_search(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    intent = args.intent or "general_chat"
-    thread_id = turn_ops.active_thread_id(mgr.store.conn())
-    session = RecallSession(mgr.store.conn, RecallQuery(intent, "", tuple(args.path or ())),
-                            policy_for(intent, thread_id))
-    try:
-        results = session.search(args.query)
-    finally:
-        session.close()
+    results = search_memory(mgr, args.query, args.intent or "general_chat", args.path or ())
     if args.json:
         emit_json({"results": results})
         return 0

@@ -10,11 +10,13 @@ from collections.abc import Sequence
 
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, add_memory_parsers
-from autopatch_tui.cli.output import error
+from autopatch_tui.cli.output import error, warn
+from autopatch_tui.cli.store_cmds import add_store_parsers
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import load_settings
 
+STORE_MODULE = "autopatch_tui.cli.store_cmds"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED = 0, 1, 2, 3
 
 
@@ -34,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     memory_sub = add_memory_parsers(sub, common)
     add_chat_parsers(sub, memory_sub, common)
+    add_store_parsers(memory_sub, common)
     return parser
 
 
@@ -49,7 +52,9 @@ def run(argv: Sequence[str] | None = None) -> int:
             return launch_app(repo, settings)
         mgr = MemoryManager.open(repo, settings)
         try:
-            if not mgr.healthy and args.handler not in WORKS_DEGRADED:
+            if mgr.redirect is not None:
+                warn(mgr.redirect.notice)
+            if not mgr.healthy and args.handler not in WORKS_DEGRADED and args.handler.__module__ != STORE_MODULE:
                 mgr.require_healthy()
             return int(args.handler(mgr, args))
         finally:
@@ -67,6 +72,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         error("interrupted")
         return EXIT_FAILED
+    except BrokenPipeError:  # output piped into a pager or `head` that closed early
+        sys.stderr.close()
+        return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

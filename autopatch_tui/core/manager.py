@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import socket
 import threading
 import time
 from pathlib import Path
 
 from autopatch_tui.core.clock import Clock, SystemClock
-from autopatch_tui.core.errors import ConfigError, MemoryDegradedError, UsageError
+from autopatch_tui.core.errors import AutopatchError, ConfigError, MemoryDegradedError, UsageError
 from autopatch_tui.core.events import EventHub, MemoryChanged, Notice
 from autopatch_tui.core.identity.names import canonical_location, store_name_for_location
 from autopatch_tui.core.identity.remote import normalize_remote_url
@@ -35,6 +36,8 @@ from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
 from autopatch_tui.core.pipeline.worker import BackgroundWorker
 from autopatch_tui.core.settings import Settings
+from autopatch_tui.core.stores.registry import Registry
+from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
 
 log = logging.getLogger(__name__)
 DEFAULT_NEW_TIMEOUT_SECONDS = 20.0
@@ -70,17 +73,19 @@ def build_memory_model(settings: Settings, client: LLMClient | None) -> tuple[Me
 
 class MemoryManager:
     def __init__(self, repo: Path, settings: Settings, *, clock: Clock | None = None,
-                 client: LLMClient | None = None) -> None:
+                 client: LLMClient | None = None, register: bool = True) -> None:
         self.repo = repo
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
         self.owner = make_owner_id()
         self.paths = StorePaths(repo)
+        self.redirect: Redirect | None = None
         self.events = EventHub()
         self.summary_stale = False
         self.client = client if client is not None else LLMClient.from_settings(settings)
         self.memory_model, self.model_problem = build_memory_model(settings, self.client)
-        self.store = MemoryStore.open(self.paths, identity_for(repo), clock=self.clock)
+        identity = identity_for(repo)
+        self.store = self._open_store(identity, register)
         self.runner = PipelineRunner(
             self.store, self.memory_model, owner=self.owner, clock=self.clock, events=self.events,
             timing=Timing(settings.lease_seconds, settings.heartbeat_seconds, settings.extraction_max_wait_seconds),
@@ -91,6 +96,34 @@ class MemoryManager:
         self._closed = False
         if self.store.healthy:
             self.recover()
+
+    def _open_store(self, identity: StoreIdentity, register: bool) -> MemoryStore:
+        """This checkout's store, or — when it was merged away — the living holder's (FR-058)."""
+        registry = None
+        if register:
+            try:
+                registry = Registry(self.settings.home)
+            except (sqlite3.Error, OSError, AutopatchError) as exc:
+                log.warning("store registry unavailable: %s", type(exc).__name__)
+        try:
+            if registry is not None:
+                self.redirect = resolve_holder(self.paths.db, identity.store_name, registry)
+            if self.redirect is not None:
+                if self.redirect.db_path is None:
+                    return MemoryStore.unavailable(self.paths, identity, self.redirect.diagnostic or "merged away")
+                self.paths = StorePaths.for_db(self.redirect.db_path)
+            store = MemoryStore.open(self.paths, identity, clock=self.clock)
+            if registry is not None and store.healthy:
+                try:
+                    meta = store.conn().execute("SELECT store_name, root, remote, label FROM memory_meta").fetchone()
+                    registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
+                                    remote=meta["remote"], label=meta["label"], retired_into=None, now=self.clock.now())
+                except (sqlite3.Error, AutopatchError) as exc:
+                    log.warning("store not registered: %s", type(exc).__name__)
+            return store
+        finally:
+            if registry is not None:
+                registry.close()
 
     @classmethod
     def open(cls, repo: str | os.PathLike[str] | None, settings: Settings, *, clock: Clock | None = None) -> MemoryManager:

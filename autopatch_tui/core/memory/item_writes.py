@@ -52,7 +52,7 @@ def active_row_by_identity(conn: sqlite3.Connection, key: str) -> sqlite3.Row | 
     ).fetchone()
 
 
-def _index_terms(conn: sqlite3.Connection, row_id: int, f: ItemFields) -> None:
+def index_terms(conn: sqlite3.Connection, row_id: int, f: ItemFields) -> None:
     rows: list[tuple[str, int, str, int, int]] = []
 
     def add_phrase(field: str, phrase_no: int, phrase: str) -> None:
@@ -90,7 +90,7 @@ def insert_revision(conn: sqlite3.Connection, f: ItemFields, *, logical_id: str 
          f.thread_id if f.kind == "discussion_context" else None, key, origin_store, now, now),
     )
     row_id = int(cur.lastrowid)
-    _index_terms(conn, row_id, f)
+    index_terms(conn, row_id, f)
     return row_id, logical_id
 
 

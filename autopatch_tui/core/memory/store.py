@@ -34,6 +34,13 @@ class MemoryStore:
         store.reload()
         return store
 
+    @classmethod
+    def unavailable(cls, paths: StorePaths, identity: StoreIdentity, diagnostic: str) -> MemoryStore:
+        """A store that must not be opened (e.g. merged into a holder that is not reachable)."""
+        store = cls(paths, identity)
+        store.health = Health(False, 0, diagnostic)
+        return store
+
     @property
     def db_path(self) -> Path:
         return self.paths.db

@@ -57,7 +57,8 @@ class Timing:
 
 class PipelineRunner:
     def __init__(self, store: MemoryStore, model: MemoryModel | None, *, owner: str, clock: Clock, events: EventHub,
-                 timing: Timing, on_damage: Callable[[str], None] | None = None) -> None:
+                 timing: Timing, on_damage: Callable[[str], None] | None = None,
+                 consolidation_task: str = "consolidation") -> None:
         self.store = store
         self.model = model
         self.owner = owner
@@ -65,9 +66,12 @@ class PipelineRunner:
         self.events = events
         self.timing = timing
         self.on_damage = on_damage
+        self.consolidation_task = consolidation_task  # "organize" after a store merge
         self.lock = threading.Lock()
         self.stopped = threading.Event()
         self._gate_lock = threading.Lock()
+        self._damage_lock = threading.Lock()
+        self._damage_reported = False
         self._calls = 0
 
     def stop(self) -> None:
@@ -160,10 +164,22 @@ class PipelineRunner:
             return False
 
     def _damaged(self, diagnostic: str) -> None:
-        self.stopped.set()
+        """Stop at once, degrade the store and mark the summary stale (once, from whichever thread
+        noticed the damage first: the heartbeat during a call, or the step itself)."""
+        with self._damage_lock:
+            if self._damage_reported:
+                return
+            self._damage_reported = True
+            self.stopped.set()
         self.store.mark_degraded(diagnostic)
         if self.on_damage:
             self.on_damage(diagnostic)
+
+    def _heartbeat_check(self) -> str | None:
+        damage = self._check_store()
+        if damage:
+            self._damaged(damage)
+        return damage
 
     def _still_valid(self, hb_state: Heartbeat | None, lease: jobs.Lease) -> None:
         if hb_state is not None and hb_state.damage:
@@ -174,7 +190,7 @@ class PipelineRunner:
     def _guarded_call(self, lease: jobs.Lease, task: str, system: str, payload: dict) -> dict:
         assert self.model is not None
         self._calls += 1
-        hb = Heartbeat(lambda: self._beat(lease), self._check_store, self.timing.heartbeat_seconds)
+        hb = Heartbeat(lambda: self._beat(lease), self._heartbeat_check, self.timing.heartbeat_seconds)
         with hb:
             try:
                 reply = self.model.call(task, system, payload)
@@ -271,7 +287,7 @@ class PipelineRunner:
                 consolidation.commit_no_output(conn, lease, reason="capacity", now=self.clock.now(), suppress=True)
             return StepOutcome(lease.kind, lease.job_ids, "succeeded_no_output", rule="capacity")
         for stage in ("primary", "repair"):
-            task = "consolidation" if stage == "primary" else "consolidation_repair"
+            task = self.consolidation_task if stage == "primary" else "consolidation_repair"
             system = CONSOLIDATION_SYSTEM if stage == "primary" else repair_system
             body = payload if stage == "primary" else {**payload, "violations": [{"rule": rule, "where": phase}]}
             if stage == "repair":

@@ -1,0 +1,76 @@
+"""What a store says about itself, read without modifying it (read-only connection)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autopatch_tui.core.identity.remote import normalize_remote_url
+from autopatch_tui.core.identity.repo import read_origin_remote
+from autopatch_tui.core.memory.health import inspect_store
+from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
+
+MAX_SUBJECTS = 24
+MAX_STATEMENTS = 8
+MAX_STATEMENT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    db_path: Path
+    name: str
+    label: str | None
+    root: str | None
+    remote: str | None  # as recorded in the store
+    fact_count: int
+    retired_into: str | None
+    aliases: tuple[str, ...] = ()
+    subjects: tuple[str, ...] = field(default=())
+    statements: tuple[str, ...] = field(default=())
+
+    @property
+    def root_readable(self) -> bool:
+        return bool(self.root) and Path(self.root).is_dir()
+
+    def live_remote(self) -> str:
+        """The normalized origin remote read from the root's git config, when the root is readable here."""
+        if not self.root_readable:
+            return ""
+        return normalize_remote_url(read_origin_remote(Path(self.root)))
+
+
+class StoreUnreadable(Exception):
+    """The file is missing or degraded; `diagnostic` says why (safe text)."""
+
+    def __init__(self, diagnostic: str) -> None:
+        super().__init__(diagnostic)
+        self.diagnostic = diagnostic
+
+
+def read_store_info(db_path: Path) -> StoreInfo:
+    if not db_path.is_file():
+        raise StoreUnreadable("the store file does not exist")
+    health = inspect_store(db_path)
+    if not health.healthy:
+        raise StoreUnreadable(health.diagnostic or "the store is not a healthy v4 database")
+    conn = open_readonly(db_path)
+    try:
+        with read_txn(conn):
+            meta = conn.execute("SELECT * FROM memory_meta WHERE id = 1").fetchone()
+            facts = conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
+            aliases = tuple(r[0] for r in conn.execute("SELECT alias FROM store_aliases ORDER BY alias"))
+            rows = conn.execute(
+                "SELECT subject, statement FROM memory_items WHERE status = 'active' AND kind != 'discussion_context'"
+                " ORDER BY updated_at DESC, row_id DESC LIMIT ?", (MAX_SUBJECTS,)
+            ).fetchall()
+    except sqlite3.Error as exc:
+        raise StoreUnreadable(f"the store could not be read ({type(exc).__name__})") from exc
+    finally:
+        conn.close()
+    return StoreInfo(
+        db_path=db_path, name=meta["store_name"], label=meta["label"], root=meta["root"], remote=meta["remote"],
+        fact_count=facts, retired_into=meta["retired_into"], aliases=aliases,
+        subjects=tuple(dict.fromkeys(r["subject"] for r in rows)),
+        statements=tuple(r["statement"][:MAX_STATEMENT_CHARS] for r in rows[:MAX_STATEMENTS]),
+    )

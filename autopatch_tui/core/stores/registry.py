@@ -1,0 +1,114 @@
+"""The per-user registry of known project stores: `$AUTOPATCH_HOME/registry.db` (SQLite, WAL), so
+several processes can register stores at once. It caches what each store says about itself; the
+store's own `memory_meta` stays the source of truth for its label, root and aliases."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from autopatch_tui.core.errors import UsageError
+from autopatch_tui.core.memory.sqlite import enable_wal, open_readwrite, write_txn
+from autopatch_tui.core.paths import ensure_private_dir
+
+REGISTRY_FILE = "registry.db"
+DDL = (
+    """CREATE TABLE IF NOT EXISTS stores (
+    name TEXT PRIMARY KEY,
+    db_path TEXT NOT NULL,
+    root TEXT,
+    remote TEXT,
+    label TEXT,
+    retired_into TEXT,
+    added_at REAL NOT NULL,
+    seen_at REAL NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS stores_db_path ON stores(db_path)",
+    """CREATE TABLE IF NOT EXISTS aliases (
+    alias TEXT PRIMARY KEY,
+    holder TEXT NOT NULL
+)""",
+)
+
+
+@dataclass(frozen=True)
+class StoreEntry:
+    name: str
+    db_path: str
+    root: str | None
+    remote: str | None
+    label: str | None
+    retired_into: str | None
+
+    @property
+    def retired(self) -> bool:
+        return self.retired_into is not None
+
+
+class Registry:
+    def __init__(self, home: Path) -> None:
+        ensure_private_dir(home)
+        self.path = home / REGISTRY_FILE
+        self._conn = open_readwrite(self.path, create=True)
+        with write_txn(self._conn):
+            for stmt in DDL:
+                self._conn.execute(stmt)
+        enable_wal(self._conn)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Registry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def upsert(self, *, name: str, db_path: Path, root: str | None, remote: str | None, label: str | None,
+               retired_into: str | None, now: float) -> None:
+        with write_txn(self._conn):
+            self._conn.execute(
+                "INSERT INTO stores (name, db_path, root, remote, label, retired_into, added_at, seen_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET db_path = excluded.db_path,"
+                " root = excluded.root, remote = excluded.remote, label = excluded.label,"
+                " retired_into = excluded.retired_into, seen_at = excluded.seen_at",
+                (name, str(db_path), root, remote, label, retired_into, now, now),
+            )
+
+    def mark_retired(self, name: str, holder: str) -> None:
+        with write_txn(self._conn):
+            self._conn.execute("UPDATE stores SET retired_into = ? WHERE name = ?", (holder, name))
+
+    def set_label(self, name: str, label: str | None) -> None:
+        with write_txn(self._conn):
+            self._conn.execute("UPDATE stores SET label = ? WHERE name = ?", (label, name))
+
+    def set_aliases(self, aliases: list[str], holder: str) -> None:
+        """Each alias has exactly one living holder: the newest one."""
+        with write_txn(self._conn):
+            self._conn.executemany(
+                "INSERT INTO aliases (alias, holder) VALUES (?, ?) ON CONFLICT(alias) DO UPDATE SET holder = excluded.holder",
+                [(a, holder) for a in aliases])
+
+    def holder_of(self, alias: str) -> str | None:
+        row = self._conn.execute("SELECT holder FROM aliases WHERE alias = ?", (alias,)).fetchone()
+        return row[0] if row else None
+
+    def entries(self) -> list[StoreEntry]:
+        rows = self._conn.execute("SELECT * FROM stores ORDER BY name").fetchall()
+        return [self._entry(r) for r in rows]
+
+    def get(self, name: str) -> StoreEntry | None:
+        row = self._conn.execute("SELECT * FROM stores WHERE name = ?", (name,)).fetchone()
+        return self._entry(row) if row else None
+
+    def require(self, name: str) -> StoreEntry:
+        entry = self.get(name)
+        if entry is None:
+            raise UsageError(f"unknown store {name}; `memory stores` lists the known stores")
+        return entry
+
+    @staticmethod
+    def _entry(row: sqlite3.Row) -> StoreEntry:
+        return StoreEntry(row["name"], row["db_path"], row["root"], row["remote"], row["label"], row["retired_into"])
