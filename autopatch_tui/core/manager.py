@@ -25,6 +25,7 @@ from autopatch_tui.core.memory import items as item_ops
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
 from autopatch_tui.core.memory.export import write_export
+from autopatch_tui.core.memory.health import check_runtime_invariants
 from autopatch_tui.core.memory.models import FlushResult, ItemDetail, ItemSummary, NewThreadResult, StatusReport
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
@@ -147,7 +148,13 @@ class MemoryManager:
         if not self.store.healthy:
             h = self.store.health
             return degraded_status(self.paths, h.schema_version, h.diagnostic or "Memory is degraded")
-        return healthy_status(self.store.conn(), self.paths, summary_stale=self.summary_stale)
+        conn = self.store.conn()
+        problem = check_runtime_invariants(conn)
+        if problem:  # lost at run time (active thread, meta row, catalog): degraded from now on
+            self.store.mark_degraded(problem)
+            self.summary_stale = True
+            return degraded_status(self.paths, self.store.health.schema_version, problem)
+        return healthy_status(conn, self.paths, summary_stale=self.summary_stale)
 
     def recover(self) -> list[str]:
         """Startup recovery: open turns whose lease expired become `interrupted` and get queued."""

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import openai
 
 from autopatch_tui.core.errors import ConfigError
 from autopatch_tui.core.llm.errors import ProviderError, classify_openai_error
@@ -81,6 +80,12 @@ def _str_or_empty(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _openai_error() -> type[Exception]:
+    import openai
+
+    return openai.OpenAIError
+
+
 class LLMClient:
     """A thin, typed wrapper over `openai.OpenAI().chat.completions.create`."""
 
@@ -97,13 +102,15 @@ class LLMClient:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
         try:
+            import openai  # imported lazily: it is slow to import and only needed with a model
+
             self._client = openai.OpenAI(
                 base_url=base_url,
                 api_key=api_key or _PLACEHOLDER_KEY,
                 timeout=timeout,
                 max_retries=max_retries,
             )
-        except openai.OpenAIError as exc:
+        except _openai_error() as exc:
             raise ConfigError(f"cannot set up the model client: {type(exc).__name__}") from None
         self._timeout = timeout
         self._max_retries = max_retries
@@ -178,7 +185,7 @@ class LLMClient:
         )
         try:
             reply = self._client.chat.completions.create(**kwargs)
-        except openai.OpenAIError as exc:
+        except _openai_error() as exc:
             raise classify_openai_error(exc) from None
         except json.JSONDecodeError:
             # A JSON content type with a non-JSON body; the decode error holds the body.
@@ -250,7 +257,7 @@ class LLMClient:
         )
         try:
             response = self._client.chat.completions.create(stream=True, **kwargs)
-        except openai.OpenAIError as exc:
+        except _openai_error() as exc:
             raise classify_openai_error(exc) from None
         except json.JSONDecodeError:
             raise _malformed("not JSON") from None
@@ -303,7 +310,7 @@ class LLMClient:
                             arguments = getattr(function, "arguments", None)
                             if isinstance(arguments, str) and arguments:
                                 slot[2].append(arguments)
-            except openai.OpenAIError as exc:
+            except _openai_error() as exc:
                 raise classify_openai_error(exc) from None
             except json.JSONDecodeError:
                 raise _malformed("stream event is not JSON") from None

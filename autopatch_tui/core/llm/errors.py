@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import openai
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import openai
 
 try:  # the HTTP layer under the SDK (httpx2 in current releases, httpx in older ones)
     import httpx2 as _http
@@ -118,6 +121,8 @@ def classify_openai_error(exc: BaseException) -> ProviderError:
     """
     name = type(exc).__name__
     # Order matters: APITimeoutError is a subclass of APIConnectionError.
+    import openai  # lazily: the SDK is slow to import and only needed with a model
+
     if isinstance(exc, openai.APITimeoutError):
         return ProviderError("timeout", exc_type=name)
     if isinstance(exc, openai.APIConnectionError):

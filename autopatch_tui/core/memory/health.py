@@ -74,7 +74,8 @@ def _inspect_conn(conn: sqlite3.Connection) -> Health:
         if version == 0 and not catalog:
             return Health(False, 0, None, empty=True)
         if version == 0:
-            first = catalog[0]
+            known = set(expected_catalog())
+            first = next((c for c in catalog if c not in known), catalog[0])
             return _degraded(0, f"unversioned database with unknown {first[0]} '{first[1]}'")
         return _degraded(version, f"schema version {version} is not supported")
     diff = _catalog_difference(catalog)

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import sqlite3
 
+import re
+
+from autopatch_tui.core import constants as C
 from autopatch_tui.core.constants import SCHEMA_VERSION
 from autopatch_tui.core.memory.models import JobCounts, JobFailure, StatusReport, SummaryState
 from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.paths import StorePaths
 
 MAX_LISTED_FAILURES = 50
+SAFE_RULE = re.compile(r"[a-z0-9_.:-]{1,64}")  # the schema's CHECK on failure_rule
 
 
 def failure_from_row(row: sqlite3.Row) -> JobFailure | None:
-    if row["failure_category"] is None:
+    """The safe failure structure, or None. Values outside the v4 enums (a foreign or damaged file)
+    are never passed through: such a row reports no failure structure at all."""
+    category, phase, stage, rule = (row["failure_category"], row["failure_phase"], row["failure_stage"],
+                                    row["failure_rule"])
+    if category is None:
+        return None
+    if (category not in C.FAILURE_CATEGORIES or (phase is not None and phase not in C.FAILURE_PHASES)
+            or (stage is not None and stage not in C.FAILURE_STAGES)
+            or (rule is not None and not SAFE_RULE.fullmatch(str(rule)))
+            or row["kind"] not in C.JOB_KINDS or row["status"] not in C.JOB_STATUSES):
         return None
     return JobFailure(
         job_id=row["id"], kind=row["kind"], status=row["status"], category=row["failure_category"],

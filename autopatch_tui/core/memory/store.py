@@ -58,9 +58,10 @@ class MemoryStore:
         return self.health
 
     def mark_degraded(self, diagnostic: str) -> None:
-        """Run-time damage found: stop using the store until it is reloaded or cleared."""
+        """Run-time damage found: stop using the store until it is reloaded or cleared. Open
+        connections of other threads are not closed under them; `conn()` refuses them from now on
+        and `close()` releases them."""
         self.health = Health(False, self.health.schema_version, diagnostic)
-        self._drop_connections()
 
     def conn(self) -> sqlite3.Connection:
         """This thread's read-write connection to a healthy store."""
