@@ -120,7 +120,10 @@ class AutopatchApp(App):
                 screen.set_busy(f"/new: Memory flush {event.done}/{event.total}")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one place worker errors are reported."""
+        self.report_worker_state(event)
+
+    def report_worker_state(self, event: Worker.StateChanged) -> None:
+        """The one place worker errors are reported (screens hand their workers' states here)."""
         if event.state == WorkerState.ERROR:
             error = event.worker.error
             log.error("worker %s failed: %s", event.worker.name, type(error).__name__)

@@ -3,8 +3,6 @@ on the App or a screen turn them into reactive state and widgets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.message import Message
 
 from autopatch_tui.core.events import Event
@@ -34,22 +32,18 @@ class ToolUsed(Message):
         self.name = name
 
 
-@dataclass
 class TurnDone(Message):
-    answer: str
-    turn_id: str
-    intent: str
-
-    def __post_init__(self) -> None:
+    def __init__(self, answer: str, turn_id: str, intent: str) -> None:
         super().__init__()
+        self.answer = answer
+        self.turn_id = turn_id
+        self.intent = intent
 
 
-@dataclass
 class TurnFailed(Message):
-    message: str
-
-    def __post_init__(self) -> None:
+    def __init__(self, error: str) -> None:
         super().__init__()
+        self.error = error
 
 
 class OpenTurnInHistory(Message):

@@ -8,7 +8,6 @@ from functools import partial
 
 from textual import on
 from textual.app import ComposeResult
-from textual.screen import Screen
 from textual.widgets import Footer, OptionList
 from textual.widgets._markdown import MarkdownStream
 from textual.worker import Worker, WorkerState
@@ -22,6 +21,7 @@ from autopatch_tui.tui.commands import CommandRunner
 from autopatch_tui.tui.file_index import FileIndex
 from autopatch_tui.tui.messages import StreamDelta, StreamReset, ToolUsed, TurnDone, TurnFailed
 from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
@@ -30,7 +30,7 @@ from autopatch_tui.tui.widgets.status_bar import StatusBar
 RECENT_TURNS = 30
 
 
-class ChatScreen(Screen):
+class ChatScreen(AppScreen):
     CSS_PATH = style("chat.tcss")
 
     def __init__(self, services: Services) -> None:
@@ -193,7 +193,7 @@ class ChatScreen(Screen):
         if self._answer is not None:
             await self._answer.remove()
             self._answer = None
-        await self.log_view.add_note(f"The request failed: {message.message}. Your message was saved.", level="error")
+        await self.log_view.add_note(f"The request failed: {message.error}. Your message was saved.", level="error")
         self._finish()
 
     def _finish(self) -> None:

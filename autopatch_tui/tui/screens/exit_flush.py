@@ -8,17 +8,17 @@ import threading
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import LoadingIndicator, Static
 
 from autopatch_tui.core.pipeline.flush import ExitFlushResult
 from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens.base import AppModalScreen
 from autopatch_tui.tui.services import Services
 
 EXIT_FLUSH_SECONDS = 30.0
 
 
-class ExitFlushScreen(ModalScreen[None]):
+class ExitFlushScreen(AppModalScreen):
     CSS_PATH = style("dialogs.tcss")
 
     def __init__(self, services: Services, *, limit: float = EXIT_FLUSH_SECONDS) -> None:
