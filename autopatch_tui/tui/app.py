@@ -38,7 +38,8 @@ class AutopatchApp(App):
     TITLE = "autopatch-tui"
     CSS_PATH = [style("app.tcss")]
     BINDINGS = [
-        *(Binding(key, f"show('{name}')", SCREEN_TITLES[name], id=f"screen.{name}") for name, key in SCREEN_KEYS.items()),
+        *(Binding(key, f"show('{name}')", SCREEN_TITLES[name], id=f"screen.{name}", priority=True)
+          for name, key in SCREEN_KEYS.items()),  # priority: the focused prompt (a TextArea) binds f6
         Binding("ctrl+q", "quit_flush", "Quit", id="app.quit", priority=True),
     ]
 
