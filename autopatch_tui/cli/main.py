@@ -64,7 +64,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except MemoryDegradedError as exc:
         error(f"Memory is degraded: {exc.diagnostic}")
-        error("run `autopatch-tui memory status` for details; `memory clear --confirm` starts a clean store")
+        if "merged into" in exc.diagnostic:
+            error("register the holder's checkout or file with `memory stores add PATH` on this machine")
+        else:
+            error("run `autopatch-tui memory status` for details; `memory clear --confirm` starts a clean store")
         return EXIT_DEGRADED
     except AutopatchError as exc:
         error(str(exc))

@@ -37,8 +37,10 @@ from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
 from autopatch_tui.core.pipeline.worker import BackgroundWorker
 from autopatch_tui.core.settings import Settings
+from autopatch_tui.core.stores.info import StoreUnreadable
 from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
+from autopatch_tui.core.stores.service import StoreService
 
 log = logging.getLogger(__name__)
 DEFAULT_NEW_TIMEOUT_SECONDS = 20.0
@@ -95,6 +97,7 @@ class MemoryManager:
         self.worker = BackgroundWorker(self.runner)
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
         self._closed = False
+        self._background_wanted = False
         if self.store.healthy:
             self.recover()
 
@@ -117,9 +120,16 @@ class MemoryManager:
             if registry is not None and store.healthy:
                 try:
                     meta = store.conn().execute("SELECT store_name, root, remote, label FROM memory_meta").fetchone()
-                    registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
-                                    remote=meta["remote"], label=meta["label"], retired_into=None, now=self.clock.now())
-                except (sqlite3.Error, AutopatchError) as exc:
+                    if self.redirect is None and meta["store_name"] != identity.store_name:
+                        # a store file copied here from elsewhere: the service gives it a name of its own
+                        registry.close()
+                        registry = None
+                        StoreService(self.settings, clock=self.clock).register_db(self.paths.db)
+                    else:
+                        registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
+                                        remote=meta["remote"], label=meta["label"], retired_into=None,
+                                        now=self.clock.now())
+                except (sqlite3.Error, AutopatchError, StoreUnreadable) as exc:
                     log.warning("store not registered: %s", type(exc).__name__)
             return store
         finally:
@@ -216,7 +226,9 @@ class MemoryManager:
         return self.memory_model is not None
 
     def start_background(self) -> None:
-        """Start the background worker (the app does; one-shot CLI commands do not)."""
+        """Start the background worker (the app does; one-shot CLI commands do not). When the
+        store is degraded it starts once an explicit clear has made it healthy."""
+        self._background_wanted = True
         if self.store.healthy:
             self.worker.start()
 
@@ -285,6 +297,9 @@ class MemoryManager:
         """Delete all Memory data and start one empty active thread. Returns its ID."""
         if not confirm:
             raise UsageError("memory clear deletes all Memory data; repeat with --confirm")
+        if self.redirect is not None and self.redirect.db_path is None:
+            # the file here is the retired backup of a merged store: never replace it with an empty one
+            raise MemoryDegradedError(self.redirect.notice + "; nothing was cleared")
         if self.store.healthy:
             thread_id = clear_ops.clear_healthy(self.store.conn(), now=self.clock.now())
         else:
@@ -293,6 +308,10 @@ class MemoryManager:
             self.store.reload()
             self.require_healthy()
             thread_id = turn_ops.active_thread_id(self.store.conn())
+            if not self._closed:
+                self.runner.stopped.clear()  # a damaged store had stopped the pipeline
+                if self._background_wanted:
+                    self.worker.start()
         self.summary_stale = False
         self.events.emit(MemoryChanged("clear"))
         return thread_id

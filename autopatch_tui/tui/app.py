@@ -114,7 +114,7 @@ class AutopatchApp(App):
             self.run_worker(self._refresh_state, thread=True, group="state", exit_on_error=False)
         elif isinstance(event, Notice):
             self.notify(event.text, severity="error" if event.level == "error" else
-                        "warning" if event.level == "warning" else "information")
+                        "warning" if event.level == "warning" else "information", markup=False)
         elif isinstance(event, FlushProgress):
             screen = self.screen
             if hasattr(screen, "set_busy"):
@@ -128,7 +128,7 @@ class AutopatchApp(App):
         if event.state == WorkerState.ERROR:
             error = event.worker.error
             log.error("worker %s failed: %s", event.worker.name, type(error).__name__)
-            self.notify(safe_error(error), title="Error", severity="error", timeout=8)
+            self.notify(safe_error(error), title="Error", severity="error", timeout=8, markup=False)
 
     # --- navigation ---------------------------------------------------------------------
     def make_screen(self, name: str) -> Screen:

@@ -27,7 +27,7 @@ def make_app(repo, settings) -> AutopatchApp:
     return AutopatchApp(Services(MemoryManager.open(repo, settings), settings))
 
 
-async def wait_idle(pilot, app, timeout: float = 10.0) -> None:
+async def wait_idle(pilot, app, timeout: float = 30.0) -> None:
     for _ in range(int(timeout / 0.05)):
         await pilot.pause(0.05)
         screen = app.screen

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from autopatch_tui.core.agent import context as ctx
-from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop
+from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
 from autopatch_tui.core.agent.router import classify, explicit_intent
 from autopatch_tui.core.agent.source_tools import SourceTools
 from autopatch_tui.core.agent.tools import ToolBox
 from autopatch_tui.core.errors import AutopatchError, ConfigError, MemoryStoreError, NoModelError
-from autopatch_tui.core.llm.profiles import resolve_profile
+from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
@@ -50,16 +50,18 @@ class ChatService:
             raise ConfigError("no chat model configured: set AUTOPATCH_LLM_MODEL")
         return model
 
-    def ask(self, text: str, *, intent: str | None = None, scope_paths: Sequence[str] = (),
-            callbacks: AgentCallbacks | None = None) -> ChatResult:
+    def _profile(self) -> tuple[str, ContextProfile]:
         model = self._model()
         settings = self.manager.settings
-        profile = resolve_profile(model, context_window=settings.context_window,
-                                  max_output_tokens=settings.max_output_tokens)
+        return model, resolve_profile(model, context_window=settings.context_window,
+                                      max_output_tokens=settings.max_output_tokens)
+
+    def ask(self, text: str, *, intent: str | None = None, scope_paths: Sequence[str] = (),
+            callbacks: AgentCallbacks | None = None) -> ChatResult:
+        model, profile = self._profile()  # no model or no context profile: nothing is stored
         chosen = explicit_intent(intent)
         mgr = self.manager
         handle = mgr.begin_turn(text, intent=chosen or "general_chat", scope_paths=list(scope_paths))
-        session: RecallSession | None = None
         try:
             client = mgr.client
             assert client is not None
@@ -67,30 +69,48 @@ class ChatService:
                 chosen = classify(client, model, text)
                 if chosen != handle.intent:
                     turn_ops.set_intent(mgr.store.conn(), handle.turn_id, chosen)
-            conn = mgr.store.conn()
-            checkpoint = conn.execute("SELECT checkpoint FROM threads WHERE id = ?", (handle.thread_id,)).fetchone()
-            system = ctx.system_message(chosen, checkpoint[0] if checkpoint else "")
-            session = RecallSession(mgr.store.conn, RecallQuery(chosen, text, tuple(scope_paths)),
-                                    policy_for(chosen, handle.thread_id))
-            toolbox = ToolBox(session, SourceTools(mgr.repo) if chosen == "code_explain" else None)
-            budget = ctx.budget_for(profile, ctx.fixed_cost(system, text, toolbox.schemas))
-            session.map_tokens = budget.map_tokens
-            memory_map = session.memory_map().render()
-            history = ctx.history_messages(conn, handle.thread_id, handle.sequence, budget.history_tokens)
-            messages = [system]
-            if memory_map:
-                messages.append({"role": "system", "content": memory_map})
-            messages += history
-            messages.append({"role": "user", "content": text})
-            run = AgentLoop(client, model).run(messages, toolbox, callbacks)
+            run = self.respond(handle, chosen, text, model=model, profile=profile, callbacks=callbacks)
         except (AutopatchError, KeyboardInterrupt):
             try:
                 mgr.fail_turn(handle)
             except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
                 log.warning("could not mark the turn failed: %s", type(store_exc).__name__)
             raise
-        finally:
-            if session is not None:
-                session.close()
         mgr.complete_turn(handle, run.answer)
         return ChatResult(handle.turn_id, handle.thread_id, run.answer, "completed", chosen)
+
+    def respond(self, handle: turn_ops.TurnHandle, intent: str, text: str, *, model: str, profile: ContextProfile,
+                callbacks: AgentCallbacks | None = None, query: RecallQuery | None = None) -> AgentRun:
+        """Run the agent for a started turn. Everything is bound to `handle.thread_id` and to the
+        intent's immutable policy, whatever `/new` does meanwhile: an ordinary request gets the
+        thread's checkpoint and history; a repair request gets neither (its policy has no history),
+        and its Map and tools see only path-applicable project preferences and decisions. The
+        request's RecallSession is closed when this returns."""
+        mgr = self.manager
+        client = mgr.client
+        if client is None:
+            raise NoModelError(NO_MODEL_HELP)
+        policy = policy_for(intent, handle.thread_id)
+        query = query or RecallQuery(intent, text, handle.scope_paths)
+        conn = mgr.store.conn()
+        checkpoint = ""
+        if policy.include_history:
+            row = conn.execute("SELECT checkpoint FROM threads WHERE id = ?", (handle.thread_id,)).fetchone()
+            checkpoint = row[0] if row else ""
+        system = ctx.system_message(intent, checkpoint)
+        session = RecallSession(mgr.store.conn, query, policy)
+        try:
+            toolbox = ToolBox(session, SourceTools(mgr.repo) if intent == "code_explain" else None)
+            budget = ctx.budget_for(profile, ctx.fixed_cost(system, text, toolbox.schemas))
+            session.map_tokens = budget.map_tokens
+            memory_map = session.memory_map().render()
+            history = (ctx.history_messages(conn, handle.thread_id, handle.sequence, budget.history_tokens)
+                       if policy.include_history else [])
+            messages = [system]
+            if memory_map:
+                messages.append({"role": "system", "content": memory_map})
+            messages += history
+            messages.append({"role": "user", "content": text})
+            return AgentLoop(client, model).run(messages, toolbox, callbacks)
+        finally:
+            session.close()

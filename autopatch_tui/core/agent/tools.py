@@ -50,8 +50,10 @@ class ToolBox:
             return self._dispatch(name, args)
         except (RecallLimitError, SourceToolError) as exc:
             return f"error: {exc}"
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, KeyError):  # a missing or mistyped argument
             return "error: invalid arguments for this tool"
+        except OSError:
+            return "error: that file cannot be read"
 
     def _dispatch(self, name: str, args: dict) -> str:
         if name == "memory_search":

@@ -18,7 +18,7 @@ def _enum(values: tuple[str, ...]) -> str:
 
 
 DDL: tuple[str, ...] = (
-    f"""CREATE TABLE memory_meta (
+    """CREATE TABLE memory_meta (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     generation INTEGER NOT NULL CHECK (generation >= 1),
     created_at REAL NOT NULL,

@@ -12,6 +12,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from autopatch_tui.core.constants import PROJECT_KINDS
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.memory import jobs
 from autopatch_tui.core.memory.item_writes import (
@@ -94,8 +95,10 @@ def related_payload(row: sqlite3.Row) -> dict[str, object]:
 def check_operations(out: ConsolidationOut, cands: list[Candidate], related: list[sqlite3.Row]) -> None:
     """Structural rules checkable against the payload. Raises MemoryContractError."""
     cand_ids = {c.id for c in cands}
+    by_id = {c.id: c for c in cands}
     seen: list[str] = []
-    related_ids = {r["logical_id"] for r in related}
+    related_by_id = {r["logical_id"]: r for r in related}
+    related_ids = set(related_by_id)
     for op in out.operations:
         for cid in op.candidate_ids:
             if cid not in cand_ids:
@@ -108,8 +111,28 @@ def check_operations(out: ConsolidationOut, cands: list[Candidate], related: lis
             raise MemoryContractError("unknown_target")
         if op.operation != "reject" and any(getattr(op, k) is None for k in ITEM_FIELD_NAMES):
             raise MemoryContractError("missing_item_fields")
+        if op.operation != "reject":
+            _check_escalation(op, [by_id[c] for c in op.candidate_ids],
+                              related_by_id.get(op.target_id) if op.operation == "revise" else None)
     if sorted(seen) != sorted(cand_ids):
         raise MemoryContractError("candidate_coverage")
+
+
+def _check_escalation(op: OperationOut, used: list[Candidate], target: sqlite3.Row | None) -> None:
+    """The validated candidates bound what an operation may write: consolidation may not turn an
+    inferred candidate into an explicit item, a discussion into a preference or decision, or a
+    non-lasting candidate into a `hard` / `always` item (unless the target it revises already was)."""
+    origins = {c.fields["origin"] for c in used}
+    if op.origin != "inferred_repetition" and origins == {"inferred_repetition"}:
+        raise MemoryContractError("origin_escalation")
+    if op.origin == "inferred_repetition" and (op.strength, op.recall_mode) != ("soft", "on_match"):
+        raise MemoryContractError("inferred_not_soft")
+    if op.kind in PROJECT_KINDS and not any(c.fields["kind"] in PROJECT_KINDS for c in used):
+        raise MemoryContractError("kind_escalation")
+    for field, strong in (("strength", "hard"), ("recall_mode", "always")):
+        if getattr(op, field) == strong and not any(c.fields[field] == strong for c in used) and (
+                target is None or target[field] != strong):
+            raise MemoryContractError(f"{field}_escalation")
 
 
 def _fields(op: OperationOut, cands: dict[str, Candidate], target: sqlite3.Row | None) -> ItemFields:

@@ -81,9 +81,29 @@ class MergeVerdictOut(_Strict):
     reason: Annotated[str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S")]
 
 
+# JSON can carry NUL (`"\u0000"`), which SQLite cannot keep faithfully (`length()` stops at NUL, so
+# a quote starting with it breaks the `length(quote) > 0` CHECK at commit). Lone surrogates are
+# already refused by pydantic's strict `str`.
+_NUL = "\x00"
+
+
+def _has_nul(value: object, depth: int = 0) -> bool:
+    if isinstance(value, str):
+        return _NUL in value
+    if depth > 32:
+        return False
+    if isinstance(value, dict):
+        return any(_has_nul(k, depth + 1) or _has_nul(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v, depth + 1) for v in value)
+    return False
+
+
 def validate_reply(model: type[M], data: dict) -> M:
     """Validate a parsed reply against its contract. Raises MemoryContractError(rule="schema")
     naming field paths and error types only."""
+    if _has_nul(data):
+        raise MemoryContractError("schema", "text with NUL characters")
     try:
         return model.model_validate(data)
     except ValidationError as exc:

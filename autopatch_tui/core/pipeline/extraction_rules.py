@@ -102,6 +102,17 @@ def _inferred_ok(cand: CandidateOut, turns: dict[str, TurnView]) -> bool:
     return all(set(query_terms(s.quote)) & meaning for s in user_srcs)
 
 
+def _has_english_recall_alias(cand: CandidateOut) -> bool:
+    """An alias with English terms of its own: English technical nouns merely copied from the
+    Chinese text ("memory schema") do not cover the decision's action or constraint."""
+    copied = set(content_terms(" ".join((cand.subject, cand.statement, cand.content))))
+    for alias in cand.aliases:
+        english = {t for t in query_terms(alias) if t.isascii() and any(ch.isalpha() for ch in t)}
+        if english - copied:
+            return True
+    return False
+
+
 def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]) -> str | None:
     """The first policy rule `cand` breaks, or None."""
     batch = inp.batch_ids
@@ -123,8 +134,10 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
             return "code_fact"
         return None
     if cand.origin == "adopted_proposal":
-        first_user_seq = min(turns[s.turn_id].sequence for s in batch_user)
-        proposals = [s for s in cand.sources if s.role == "assistant" and turns[s.turn_id].sequence <= first_user_seq]
+        # the proposal must precede the confirmation: an assistant text of the confirming turn (or
+        # later) is the reply to the user, not the proposal the user adopted
+        last_user_seq = max(turns[s.turn_id].sequence for s in batch_user)
+        proposals = [s for s in cand.sources if s.role == "assistant" and turns[s.turn_id].sequence < last_user_seq]
         if not proposals:
             return "adopted_needs_assistant_and_user"
         if all(M.is_apply_only(turns[s.turn_id].user) for s in batch_user):
@@ -167,8 +180,7 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput) -> Verdict:
         if not _check_sources(i, cand, inp, turns, verdict):
             continue
         if (cand.kind == "project_decision" and cand.origin != "inferred_repetition"
-                and M.cjk_dominant(cand.statement)
-                and not any(any(ch.isascii() and ch.isalpha() for ch in a) for a in cand.aliases)):
+                and M.cjk_dominant(cand.statement) and not _has_english_recall_alias(cand)):
             verdict.violations.append(Violation("cjk_decision_needs_english_alias", f"candidates[{i}].aliases"))
         rule = _policy(cand, inp, turns)
         if rule:

@@ -36,8 +36,12 @@ class ExitFlushResult:
                 "retry_wait": self.retry_wait, "failed": self.failed, "pending": self.pending}
 
 
-def _open_job_ids(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT id FROM memory_jobs WHERE status IN ('pending', 'retry_wait')")}
+def _open_job_ids(conn: sqlite3.Connection, now: float) -> set[str]:
+    """Pending and retry-waiting jobs, and leased jobs whose holder stopped renewing the lease (a
+    dead process): the claim turns those back into work, so they get their chance here too."""
+    return {r[0] for r in conn.execute(
+        "SELECT id FROM memory_jobs WHERE status IN ('pending', 'retry_wait')"
+        " OR (status = 'leased' AND lease_expires_at < ?)", (now,))}
 
 
 def exit_flush(runner: PipelineRunner) -> ExitFlushResult:
@@ -47,7 +51,7 @@ def exit_flush(runner: PipelineRunner) -> ExitFlushResult:
     if not store.healthy:
         return result
     conn = store.conn()
-    captured = _open_job_ids(conn)
+    captured = _open_job_ids(conn, runner.clock.now())
     if runner.enabled:
         tried: set[str] = set()
         while True:

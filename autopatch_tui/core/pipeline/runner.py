@@ -14,7 +14,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from autopatch_tui.core.clock import Clock
-from autopatch_tui.core.errors import MemoryBusyError, MemoryContractError, MemoryFencedError, MemoryStoreError
+from autopatch_tui.core.errors import (
+    MemoryBusyError,
+    MemoryContractError,
+    MemoryDegradedError,
+    MemoryFencedError,
+    MemoryStoreError,
+)
 from autopatch_tui.core.events import EventHub, JobFinished, JobStarted, MemoryChanged, QueueCounts
 from autopatch_tui.core.llm.errors import ProviderError
 from autopatch_tui.core.memory import jobs
@@ -83,7 +89,9 @@ class PipelineRunner:
     def _gate(self) -> Iterator[None]:
         with self._gate_lock:
             if self.stopped.is_set():
-                raise _Stop("stopped")
+                raise _Stop("damaged" if self._damage_reported else "stopped")
+            if not self.store.healthy:  # degraded by whoever noticed it first (status, heartbeat)
+                raise _Stop("damaged", self.store.health.diagnostic or "Memory is degraded")
             yield
 
     @property
@@ -128,8 +136,13 @@ class PipelineRunner:
             return StepOutcome(lease.kind, lease.job_ids, stop.status)
         except MemoryFencedError:
             return StepOutcome(lease.kind, lease.job_ids, "fenced")
+        except MemoryDegradedError as exc:
+            self._damaged(exc.diagnostic)
+            return StepOutcome(lease.kind, lease.job_ids, "damaged")
         except MemoryBusyError:
             return self._fail(lease, jobs.Failure("sqlite_lock", "commit"))
+        except sqlite3.IntegrityError:  # a constraint refused this result: the job fails, the store is fine
+            return self._fail(lease, jobs.Failure("internal", "commit"))
         except sqlite3.DatabaseError as exc:
             self._damaged(f"the database became unreadable ({type(exc).__name__})")
             return StepOutcome(lease.kind, lease.job_ids, "damaged")
@@ -152,6 +165,8 @@ class PipelineRunner:
             return check_runtime_invariants(self.store.conn())
         except sqlite3.DatabaseError as exc:
             return f"the database became unreadable ({type(exc).__name__})"
+        except MemoryDegradedError as exc:  # another caller (e.g. status) noticed the damage first
+            return exc.diagnostic
         except MemoryStoreError:
             return None
 
@@ -160,7 +175,7 @@ class PipelineRunner:
             with self._gate():
                 return jobs.heartbeat(self.store.conn(), lease, now=self.clock.now(),
                                       lease_seconds=self.timing.lease_seconds)
-        except _Stop:
+        except (_Stop, MemoryDegradedError):  # the lease cannot be proven: never repair or commit
             return False
 
     def _damaged(self, diagnostic: str) -> None:
@@ -184,6 +199,8 @@ class PipelineRunner:
     def _still_valid(self, hb_state: Heartbeat | None, lease: jobs.Lease) -> None:
         if hb_state is not None and hb_state.damage:
             raise _Stop("damaged", hb_state.damage)
+        if self._damage_reported:
+            raise _Stop("damaged")
         if hb_state is not None and hb_state.fenced:
             raise _Stop("fenced")
 
@@ -202,7 +219,7 @@ class PipelineRunner:
 
     def _before_repair(self, lease: jobs.Lease) -> None:
         if self.stopped.is_set():
-            raise _Stop("stopped")
+            raise _Stop("damaged" if self._damage_reported else "stopped")
         damage = self._check_store()
         if damage:
             raise _Stop("damaged", damage)
@@ -286,6 +303,7 @@ class PipelineRunner:
             with self._gate():
                 consolidation.commit_no_output(conn, lease, reason="capacity", now=self.clock.now(), suppress=True)
             return StepOutcome(lease.kind, lease.job_ids, "succeeded_no_output", rule="capacity")
+        rule, phase = "", "validate"
         for stage in ("primary", "repair"):
             task = self.consolidation_task if stage == "primary" else "consolidation_repair"
             system = CONSOLIDATION_SYSTEM if stage == "primary" else repair_system

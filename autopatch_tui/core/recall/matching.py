@@ -1,8 +1,21 @@
 """Deterministic lexical matching over the SQLite term index — never a scan of every item.
 
-A stored phrase (subject, alias, keyword, check ID) matches when all its terms are among the
-query terms; content matches with at least two distinct terms. Candidates are then filtered by the
-request policy inside SQL (kind, status, discussion thread) and by path applicability."""
+The lexical gate (spec "无向量渐进检索"):
+- a stored phrase (subject, one alias, one keyword, one check ID) matches when *all* its terms are
+  among the query terms;
+- the content (statement + content) matches when at least two distinct content terms are.
+
+Document frequency. A query term indexed for more than `COMMON_TERM_ITEMS` active items is
+*common*: it carries almost no evidence and its posting list is long. A common term still counts
+toward completing a phrase (``config loader`` needs both words), but it cannot be the only kind of
+term in a matching phrase, and it never counts as one of the two content terms. So every match is
+found from the postings of the query's non-common terms, and the cost of a query is bounded by
+``len(terms) * COMMON_TERM_ITEMS`` index rows whatever the size of the store. A store with no more
+than `COMMON_TERM_ITEMS` active items has no common term: the gate applies in full.
+
+Candidates are then filtered by the request policy inside SQL (kind, status, discussion thread) and
+by path applicability, and ranked by path specificity, then the lexical tuple
+(strongest field, matched phrases + content hits, logical ID)."""
 
 from __future__ import annotations
 
@@ -10,11 +23,18 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from autopatch_tui.core import constants as C
 from autopatch_tui.core.recall.query import RecallPolicy
 from autopatch_tui.core.recall.terms import path_covers, path_specificity
 
 FIELD_RANK = {"check_id": 5, "subject": 4, "alias": 3, "keyword": 2, "content": 1}
 MATCH_TYPES = {5: "check_id", 4: "subject", 3: "alias", 2: "keyword", 1: "content"}
+COMMON_TERM_ITEMS = 500
+# what Match.row carries: everything the Map, search results and ranking read (not the long content)
+ROW_COLUMNS = ("row_id", "logical_id", "revision", "kind", "subject", "statement", "strength", "origin",
+               "recall_mode", "applies_to_paths", "thread_id", "status")
+_SELECT = "SELECT " + ", ".join(f"m.{c}" for c in ROW_COLUMNS) + " FROM memory_items m"
+_KNOWN_KINDS = C.ITEM_KINDS
 
 
 @dataclass(frozen=True)
@@ -42,10 +62,10 @@ def policy_filter_sql(policy: RecallPolicy) -> tuple[str, list[object]]:
     return clause + ")", args
 
 
-def applicability(row: sqlite3.Row, paths: tuple[str, ...]) -> int | None:
-    """Path specificity of the item for the request scope: 0 project-wide, higher = more specific,
-    -1 scoped elsewhere (None when the policy requires applicability and it does not apply)."""
-    applies = json.loads(row["applies_to_paths"])
+def path_applicability(applies_to_paths: str, paths: tuple[str, ...]) -> int:
+    """Path specificity of an item (its JSON applies-to list) for the request scope: 0 project-wide,
+    higher = more specific, -1 scoped elsewhere (or scoped while the request has no path)."""
+    applies = json.loads(applies_to_paths)
     if not applies:
         return 0
     if not paths:
@@ -57,49 +77,103 @@ def applicability(row: sqlite3.Row, paths: tuple[str, ...]) -> int | None:
     return best
 
 
+def applicability(row: sqlite3.Row, paths: tuple[str, ...]) -> int | None:
+    """`path_applicability` of a row (kept for callers that hold a row)."""
+    return path_applicability(row["applies_to_paths"], paths)
+
+
+class _Specificity:
+    """Per-call cache: many items share one applies-to list."""
+
+    def __init__(self, paths: tuple[str, ...]) -> None:
+        self.paths = paths
+        self.seen: dict[str, int] = {"[]": 0}
+
+    def __call__(self, applies_to_paths: str) -> int:
+        spec = self.seen.get(applies_to_paths)
+        if spec is None:
+            spec = self.seen[applies_to_paths] = path_applicability(applies_to_paths, self.paths)
+        return spec
+
+
+_FIELD_RANK_SQL = "CASE field " + " ".join(f"WHEN '{f}' THEN {r}" for f, r in FIELD_RANK.items()) + " ELSE 0 END"
+_FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in FIELD_RANK) + ")"
+
+# One statement (a constant text, so SQLite's prepared-statement cache serves it):
+#  q      the distinct query terms (a JSON array);
+#  df     each term's item count, counted only up to :limit (= COMMON_TERM_ITEMS + 1);
+#  g      postings of the rare terms grouped per (item, field, phrase); content needs two rare
+#         terms, a phrase needs its remaining terms to be among the common ones;
+#  h      such a phrase is completed by exact key lookups (term, item, field, phrase) of the common
+#         query terms;
+#  agg    per item: the strongest field and matched phrases + content hits;
+#  then the policy filter (kind, discussion thread, status) on the item row, by rowid lookups.
+_LEXICAL_SQL = f"""
+WITH q(term) AS (SELECT DISTINCT value FROM json_each(:terms)),
+df(term, n) AS MATERIALIZED (
+  SELECT q.term, (SELECT count(*) FROM (SELECT DISTINCT r.item_row_id FROM recall_terms r
+                                        WHERE r.term = q.term LIMIT :limit)) FROM q),
+rare(term) AS MATERIALIZED (SELECT term FROM df WHERE n < :limit),
+common(term) AS MATERIALIZED (SELECT term FROM df WHERE n >= :limit),
+g AS MATERIALIZED (
+  SELECT rt.item_row_id AS item, rt.field AS field, rt.phrase AS phrase, rt.need AS need, count(*) AS hit
+  FROM rare CROSS JOIN recall_terms rt ON rt.term = rare.term
+  WHERE rt.field IN {_FIELDS_SQL}
+  GROUP BY rt.item_row_id, rt.field, rt.phrase
+  HAVING (rt.field = 'content' AND count(*) >= 2)
+      OR (rt.field <> 'content' AND count(*) + (SELECT count(*) FROM common) >= rt.need)),
+h AS (
+  SELECT item, field, need, CASE WHEN field = 'content' OR hit >= need THEN hit ELSE hit + (
+      SELECT count(*) FROM common c CROSS JOIN recall_terms x
+      ON x.term = c.term AND x.item_row_id = g.item AND x.field = g.field AND x.phrase = g.phrase) END AS total
+  FROM g),
+agg AS MATERIALIZED (
+  SELECT item, max({_FIELD_RANK_SQL}) AS best, sum(CASE WHEN field = 'content' THEN total ELSE 1 END) AS hits
+  FROM h WHERE field = 'content' OR total >= need GROUP BY item)
+SELECT agg.best AS best, agg.hits AS hits, {", ".join(f"m.{c} AS {c}" for c in ROW_COLUMNS)}
+FROM agg CROSS JOIN memory_items AS m NOT INDEXED ON m.row_id = agg.item
+WHERE m.status = 'active' AND """
+
+
+def _policy_sql(policy: RecallPolicy) -> tuple[str, dict[str, object]]:
+    """The policy filter with named parameters (kinds are the fixed constants, inlined)."""
+    kinds = [k for k in policy.kinds if k in _KNOWN_KINDS and k != "discussion_context"]
+    clause = "(" + (f"m.kind IN ({', '.join(repr(k) for k in kinds)})" if kinds else "0")
+    params: dict[str, object] = {}
+    if policy.discussion_thread is not None:
+        clause += " OR (m.kind = 'discussion_context' AND m.thread_id = :thread)"
+        params["thread"] = policy.discussion_thread
+    return clause + ")", params
+
+
+def common_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
+    """The query terms indexed for more than COMMON_TERM_ITEMS active items. Each count stops at
+    COMMON_TERM_ITEMS + 1 items, so this reads a bounded number of index rows."""
+    if not terms:
+        return set()
+    rows = conn.execute(
+        "WITH q(term) AS (SELECT DISTINCT value FROM json_each(?)) SELECT q.term, (SELECT count(*) FROM"
+        " (SELECT DISTINCT r.item_row_id FROM recall_terms r WHERE r.term = q.term LIMIT ?)) FROM q",
+        [json.dumps(terms), COMMON_TERM_ITEMS + 1],
+    ).fetchall()
+    return {t for t, n in rows if n > COMMON_TERM_ITEMS}
+
+
 def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPolicy,
                     paths: tuple[str, ...]) -> list[Match]:
+    """Every active item the policy allows that passes the lexical gate, ranked."""
     if not terms:
         return []
-    values = ",".join("(?)" for _ in terms)
-    hits = conn.execute(
-        f"WITH q(term) AS (VALUES {values}) "
-        f"SELECT rt.item_row_id AS row_id, rt.field AS field, rt.phrase AS phrase, rt.need AS need, "
-        f"count(*) AS hit FROM recall_terms rt JOIN q ON rt.term = q.term "
-        f"GROUP BY rt.item_row_id, rt.field, rt.phrase HAVING count(*) >= rt.need",
-        terms,
-    ).fetchall()
-    per_item: dict[int, tuple[int, int]] = {}
-    for h in hits:
-        if h["field"] == "content" and h["hit"] < 2:
-            continue
-        rank = FIELD_RANK.get(h["field"], 0)
-        if not rank:
-            continue
-        best, count = per_item.get(h["row_id"], (0, 0))
-        per_item[h["row_id"]] = (max(best, rank), count + (h["hit"] if h["field"] == "content" else 1))
-    if not per_item:
-        return []
-    return _load(conn, per_item, policy, paths)
-
-
-def _load(conn: sqlite3.Connection, per_item: dict[int, tuple[int, int]], policy: RecallPolicy,
-          paths: tuple[str, ...]) -> list[Match]:
-    clause, args = policy_filter_sql(policy)
-    ids = list(per_item)
+    clause, params = _policy_sql(policy)
+    rows = conn.execute(_LEXICAL_SQL + clause,
+                        {"terms": json.dumps(terms), "limit": COMMON_TERM_ITEMS + 1, **params}).fetchall()
+    spec_of = _Specificity(paths)
     out: list[Match] = []
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        rows = conn.execute(
-            f"SELECT m.* FROM memory_items m WHERE m.row_id IN ({','.join('?' * len(chunk))})"
-            f" AND m.status = 'active' AND {clause}", [*chunk, *args]
-        ).fetchall()
-        for r in rows:
-            spec = applicability(r, paths)
-            if spec is None or (spec < 0 and policy.require_path_applicability):
-                continue
-            best, count = per_item[r["row_id"]]
-            out.append(Match(r, best, count, spec))
+    for r in rows:
+        spec = spec_of(r["applies_to_paths"])
+        if spec < 0 and policy.require_path_applicability:
+            continue
+        out.append(Match(r, r["best"], r["hits"], spec))
     out.sort(key=Match.sort_key)
     return out
 
@@ -107,13 +181,14 @@ def _load(conn: sqlite3.Connection, per_item: dict[int, tuple[int, int]], policy
 def standing_items(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> list[Match]:
     """Active `always` items whose applies-to paths cover the request scope (no term match needed)."""
     clause, args = policy_filter_sql(policy)
+    spec_of = _Specificity(paths)
     rows = conn.execute(
-        f"SELECT m.* FROM memory_items m WHERE m.status = 'active' AND m.recall_mode = 'always' AND {clause}", args
+        f"{_SELECT} WHERE m.status = 'active' AND m.recall_mode = 'always' AND {clause}", args
     ).fetchall()
     out = []
     for r in rows:
-        spec = applicability(r, paths)
-        if spec is None or spec < 0:
+        spec = spec_of(r["applies_to_paths"])
+        if spec < 0:
             continue
         out.append(Match(r, 0, 0, spec))
     out.sort(key=Match.sort_key)

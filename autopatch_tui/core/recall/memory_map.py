@@ -61,17 +61,21 @@ class MemoryMap:
         return "\n".join(lines)
 
 
-def _fill(matches: list[Match], budget: int) -> tuple[list[Match], int, int]:
-    """Greedy fill in rank order. Returns (kept, omitted, tokens used)."""
+def _costs(matches: list[Match]) -> list[int]:
+    return [estimate_tokens(item_line(m)) + 1 for m in matches]
+
+
+def _fill(matches: list[Match], costs: list[int], budget: int) -> tuple[list[Match], int]:
+    """Greedy fill in rank order: an item that does not fit is skipped and a later, shorter one may
+    still fit. Returns (kept, tokens used)."""
     kept: list[Match] = []
     used = 0
-    for m in matches:
-        cost = estimate_tokens(item_line(m)) + 1
+    for m, cost in zip(matches, costs):
         if used + cost > budget:
             continue
         kept.append(m)
         used += cost
-    return kept, len(matches) - len(kept), used
+    return kept, used
 
 
 def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int) -> MemoryMap:
@@ -80,13 +84,14 @@ def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy
     standing_ids = {m.row["row_id"] for m in standing}
     relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths)
                 if m.row["row_id"] not in standing_ids and m.row["recall_mode"] == "on_match"]
+    s_costs, r_costs = _costs(standing), _costs(relevant)
     share = int(budget_tokens * STANDING_SHARE)
     # each lane first within its share; then what one lane left unused goes to the other
-    s_kept, _, s_used = _fill(standing, share)
-    r_kept, _, r_used = _fill(relevant, budget_tokens - share)
+    s_kept, s_used = _fill(standing, s_costs, share)
+    r_kept, r_used = _fill(relevant, r_costs, budget_tokens - share)
     spare = budget_tokens - s_used - r_used
     if spare > 0 and len(r_kept) < len(relevant):
-        r_kept, _, r_used = _fill(relevant, budget_tokens - share + max(0, share - s_used))
+        r_kept, r_used = _fill(relevant, r_costs, budget_tokens - share + max(0, share - s_used))
     if spare > 0 and len(s_kept) < len(standing):
-        s_kept, _, s_used = _fill(standing, budget_tokens - r_used)
+        s_kept, s_used = _fill(standing, s_costs, budget_tokens - r_used)
     return MemoryMap(s_kept, r_kept, len(standing) - len(s_kept), len(relevant) - len(r_kept))

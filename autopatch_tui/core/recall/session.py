@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.memory.items import item_sources
-from autopatch_tui.core.recall.matching import lexical_matches, policy_filter_sql
+from autopatch_tui.core.recall.matching import applicability, lexical_matches, policy_filter_sql
 from autopatch_tui.core.recall.memory_map import MemoryMap, build_map
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 from autopatch_tui.core.recall.terms import normalize_text
@@ -26,6 +26,15 @@ DEFAULT_MAP_TOKENS = 1500
 MAX_READ_CONTENT_CHARS = 2000
 MAX_READ_QUOTE_CHARS = 300
 MAX_READ_SOURCES = 4
+
+
+def _inapplicable(row: sqlite3.Row, policy: RecallPolicy, paths: tuple[str, ...]) -> bool:
+    """The policy's path rule, rechecked at read time (the item may have been revised since it was
+    exposed): a repair request reads only items whose applies-to paths cover its scope."""
+    if not policy.require_path_applicability:
+        return False
+    spec = applicability(row, paths)
+    return spec is None or spec < 0
 
 
 class RecallLimitError(Exception):
@@ -90,7 +99,7 @@ class RecallSession:
             f"SELECT m.* FROM memory_items m WHERE m.logical_id = ? AND m.status = 'active' AND {clause}",
             [item_id, *args],
         ).fetchone()
-        if row is None:
+        if row is None or _inapplicable(row, self.policy, self.query.paths):
             raise RecallLimitError("that Memory item is not available to this request")
         content = row["content"]
         if len(content) > MAX_READ_CONTENT_CHARS:

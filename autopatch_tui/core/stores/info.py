@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from autopatch_tui.core.identity.remote import normalize_remote_url
 from autopatch_tui.core.identity.repo import read_origin_remote
 from autopatch_tui.core.memory.health import inspect_store
 from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
+from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_SUBJECTS = 24
 MAX_STATEMENTS = 8
@@ -29,15 +31,25 @@ class StoreInfo:
     subjects: tuple[str, ...] = field(default=())
     statements: tuple[str, ...] = field(default=())
 
-    @property
+    @cached_property
     def root_readable(self) -> bool:
         return bool(self.root) and Path(self.root).is_dir()
 
-    def live_remote(self) -> str:
-        """The normalized origin remote read from the root's git config, when the root is readable here."""
+    @cached_property
+    def _live_remote(self) -> str:
         if not self.root_readable:
             return ""
         return normalize_remote_url(read_origin_remote(Path(self.root)))
+
+    @cached_property
+    def subject_terms(self) -> frozenset[str]:
+        """The recall terms of the sampled subjects (for the scan's similarity ordering)."""
+        return frozenset(t for subject in self.subjects for t in phrase_terms(subject))
+
+    def live_remote(self) -> str:
+        """The normalized origin remote read from the root's git config, when the root is readable here
+        (read once per StoreInfo: a scan compares every pair)."""
+        return self._live_remote
 
 
 class StoreUnreadable(Exception):

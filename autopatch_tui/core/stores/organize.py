@@ -18,6 +18,8 @@ from autopatch_tui.core.settings import Settings
 
 
 def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: MemoryModel, *, clock: Clock) -> str:
+    if not target_db.is_file():  # never bootstrap a store here
+        return "error: target missing"
     store = MemoryStore.open(StorePaths.for_db(target_db), StoreIdentity(store_name="organize"), clock=clock)
     try:
         if not store.healthy:
@@ -42,4 +44,6 @@ def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: M
         store.close()
     if failures:
         return f"error: {failures[0]}"
+    if not set(jobs) <= done:  # another process was consolidating: the candidates stay queued for it
+        return "error: busy"
     return "reorganized"

@@ -20,7 +20,6 @@ from autopatch_tui.core.llm.errors import ProviderError
 from autopatch_tui.core.pipeline.contracts import MergeVerdictOut, validate_reply
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.prompts import MERGE_JUDGE_SYSTEM
-from autopatch_tui.core.recall.terms import phrase_terms
 from autopatch_tui.core.stores.info import StoreInfo
 
 MAX_JUDGED_PAIRS = 50
@@ -52,8 +51,7 @@ def _repo_name(info: StoreInfo) -> str:
 
 def similarity(a: StoreInfo, b: StoreInfo) -> float:
     """A cheap deterministic score: shared subject terms, same repository name, same label."""
-    ta = {t for s in a.subjects for t in phrase_terms(s)}
-    tb = {t for s in b.subjects for t in phrase_terms(s)}
+    ta, tb = a.subject_terms, b.subject_terms
     score = len(ta & tb) / len(ta | tb) if ta and tb else 0.0
     if _repo_name(a) and _repo_name(a) == _repo_name(b):
         score += 1.0

@@ -1,0 +1,29 @@
+"""`memory search` outside an agent request: the one deterministic recall the CLI command and the
+Memory browser's search box share. A fresh `RecallSession` bound to the active thread and the
+intent's policy, exactly as an agent request's `memory_search` would see it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from autopatch_tui.core.memory import turns as turn_ops
+from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.session import RecallSession
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.manager import MemoryManager
+
+
+def search_memory(manager: MemoryManager, query: str, intent: str = "general_chat",
+                  paths: Iterable[str] = ()) -> list[dict[str, str]]:
+    """`[{"id", "kind", "subject", "statement", "match_type"}]`, best first (at most 8). Raises
+    `RecallLimitError` for a query without searchable terms, `MemoryDegradedError` when degraded."""
+    manager.require_healthy()
+    conn_factory = manager.store.conn
+    thread_id = turn_ops.active_thread_id(conn_factory())
+    session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy_for(intent, thread_id))
+    try:
+        return session.search(query)
+    finally:
+        session.close()

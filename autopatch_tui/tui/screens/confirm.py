@@ -1,0 +1,56 @@
+"""A reusable yes/no confirmation dialog. The body is plain text (never markup): it may quote
+user or model text such as an item's statement."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Static
+
+from autopatch_tui.tui.screens.base import AppModalScreen
+from autopatch_tui.tui.resources import style
+
+
+class ConfirmScreen(AppModalScreen):
+    """Dismisses with True (Yes / `y`) or False (No / `n` / escape). No is focused first, so a
+    stray Enter never confirms a destructive action."""
+
+    CSS_PATH = style("dialogs.tcss")
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n", "answer(False)", "No", id="confirm.no"),
+        Binding("escape", "answer(False)", "Cancel", id="confirm.cancel", show=False),
+    ]
+
+    def __init__(self, title: str, body: str, confirm_label: str = "Yes") -> None:
+        super().__init__(name="confirm", classes="confirm")
+        self.title_text = title
+        self.body_text = body
+        self.confirm_label = confirm_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text(self.title_text), id="title", markup=False)
+            yield Static(Text(self.body_text), id="body", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button(Text("No"), id="no", variant="default")
+                yield Button(Text(f"{self.confirm_label} (y)"), id="yes", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed, "#yes")
+    def _yes(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def _no(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(False)
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)

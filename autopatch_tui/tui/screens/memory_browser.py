@@ -1,0 +1,618 @@
+"""The Memory browser: items filtered by kind and status, the deterministic recall of
+`memory search`, an item's full detail with its revision chain and every provenance quote shown
+inside its source turn (jump to it in the history), forget, export, and — for a degraded store —
+its diagnostic and `clear --confirm` behind a confirmation dialog.
+
+Every manager call runs in a thread worker; results come back through `call_from_thread` and are
+applied only when they still answer the latest request (a generation number per pane). User and
+model text is shown as plain `Text`, never parsed as markup."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from rich.style import Style
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, DataTable, Footer, Input, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from autopatch_tui.tui.screens.base import AppScreen
+from autopatch_tui.core import constants as C
+from autopatch_tui.core.errors import MemoryNotFoundError
+from autopatch_tui.core.memory.history import TurnInfo
+from autopatch_tui.core.memory.models import ItemDetail, SourceQuote
+from autopatch_tui.core.recall.cli_search import search_memory
+from autopatch_tui.core.recall.session import RecallLimitError
+from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens.confirm import ConfirmScreen
+from autopatch_tui.tui.services import Services
+
+PAGE = 200
+"""Items loaded per page; the next page loads when the cursor reaches the last row."""
+QUOTE_CONTEXT = 240
+"""Characters of the source turn shown on each side of a quote in a long turn."""
+SEARCH_INTENT = "general_chat"
+"""The intent of the browser's search: the default of `memory search`."""
+
+KIND_OPTIONS: list[tuple[str, str]] = [
+    ("All kinds", "all"),
+    ("Preferences", "user_preference"),
+    ("Decisions", "project_decision"),
+    ("Discussions", "discussion_context"),
+]
+STATUS_OPTIONS: list[tuple[str, str]] = [(s.capitalize(), s) for s in C.ITEM_STATUSES]
+KIND_SHORT = {"user_preference": "preference", "project_decision": "decision", "discussion_context": "discussion"}
+
+LIST_COLUMNS = (("kind", "Kind", 10), ("subject", "Subject", 18), ("statement", "Statement", 24))
+SEARCH_COLUMNS = (("kind", "Kind", 10), ("subject", "Subject", 16), ("statement", "Statement", 16),
+                  ("match", "Match", 8))
+
+
+def one_line(text: str) -> Text:
+    """A table cell: plain text on one line, cut with an ellipsis."""
+    return Text(" ".join(text.split()), no_wrap=True, overflow="ellipsis")
+
+
+def short_time(iso: str) -> str:
+    """`2027-01-15T08:02:05.000Z` → `2027-01-15 08:02:05Z` (the full stamp is in the fields)."""
+    return iso[:19].replace("T", " ") + "Z" if len(iso) >= 19 else iso
+
+
+def locate_quote(text: str, quote: str) -> tuple[int, int] | None:
+    """Where `quote` sits in `text`: exactly, else ignoring case and runs of whitespace."""
+    if not quote.strip():
+        return None
+    start = text.find(quote)
+    if start >= 0:
+        return start, start + len(quote)
+    words = quote.split()
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    match = re.search(pattern, text, flags=re.IGNORECASE)
+    return (match.start(), match.end()) if match else None
+
+
+def quote_in_turn(turn_text: str, quote: str, quote_style: Style | str, *,
+                  context: int = QUOTE_CONTEXT) -> tuple[Text, bool]:
+    """The turn text (a window around the quote when long) with the quote as a style span.
+    Returns (text, found)."""
+    where = locate_quote(turn_text, quote)
+    if where is None:
+        return Text(turn_text), False
+    start, end = where
+    lo = max(0, start - context)
+    hi = min(len(turn_text), end + context)
+    out = Text()
+    if lo > 0:
+        out.append("… ")
+    out.append(turn_text[lo:start])
+    out.append(turn_text[start:end], style=quote_style)
+    out.append(turn_text[end:hi])
+    if hi < len(turn_text):
+        out.append(" …")
+    return out, True
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    kind: str
+    subject: str
+    statement: str
+    match_type: str = ""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    source: SourceQuote
+    turn: TurnInfo | None
+
+
+class SourceList(OptionList):
+    """Provenance quotes, each shown inside its source turn."""
+
+    COMPONENT_CLASSES = OptionList.COMPONENT_CLASSES | {"sourcelist--quote", "sourcelist--head",
+                                                        "sourcelist--missing"}
+
+
+class MemoryBrowserScreen(AppScreen):
+    CSS_PATH = style("memory_browser.tcss")
+    BINDINGS = [
+        Binding("escape", "back", "Chat", id="memory.back"),
+        Binding("slash", "focus_search", "Search", id="memory.search"),
+        Binding("k", "cycle_kind", "Kind", id="memory.kind"),
+        Binding("s", "cycle_status", "Status", id="memory.status"),
+        Binding("f", "forget", "Forget", id="memory.forget"),
+        Binding("j", "jump", "Jump", id="memory.jump"),
+        Binding("e", "export", "Export", id="memory.export"),
+        Binding("c", "clear", "Clear Memory", id="memory.clear"),
+        Binding("r", "reload", "Reload", id="memory.reload", show=False),
+        Binding("D", "duplicates", "Duplicates", id="memory.duplicates"),
+    ]
+
+    def __init__(self, services: Services) -> None:
+        super().__init__(name="memory")
+        self.services = services
+        self.kind = "all"
+        self.status = "active"
+        self.query_text = ""
+        self.healthy: bool | None = None  # None until the first load answered
+        self.rows: list[Row] = []
+        self.more = False
+        self.selected: str | None = None
+        self.detail: ItemDetail | None = None
+        self.provenance: list[Provenance] = []
+        self._list_gen = 0
+        self._detail_gen = 0
+        self._loading_more = False
+
+    # --- layout -------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Vertical(id="mb-browser"):
+            with Horizontal(id="mb-toolbar"):
+                yield Select(KIND_OPTIONS, value="all", allow_blank=False, compact=True, id="mb-kind")
+                yield Select(STATUS_OPTIONS, value="active", allow_blank=False, compact=True, id="mb-status")
+                yield Input(placeholder="search Memory (as `memory search`) — Enter", compact=True, id="mb-search")
+            yield Static(Text(""), id="mb-summary", markup=False)
+            with Horizontal(id="mb-body"):
+                yield DataTable(id="mb-items", cursor_type="row", zebra_stripes=True)
+                with VerticalScroll(id="mb-detail"):
+                    yield Static(Text(""), id="mb-fields", markup=False)
+                    yield Static(Text("Revisions"), id="mb-revisions-title", classes="mb-section", markup=False)
+                    yield Static(Text(""), id="mb-revisions", markup=False)
+                    yield Static(Text("Provenance"), id="mb-sources-title", classes="mb-section", markup=False)
+                    yield SourceList(id="mb-sources")
+        with Vertical(id="mb-degraded"):
+            yield Static(Text("Memory is degraded"), id="mb-degraded-title", markup=False)
+            yield Static(Text(""), id="mb-diagnostic", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button(Text("Export snapshot (e)"), id="mb-export")
+                yield Button(Text("Clear Memory… (c)"), id="mb-clear", variant="error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#mb-degraded").display = False
+        self._show_detail_placeholder("")
+        self._set_columns(LIST_COLUMNS)
+        self.query_one("#mb-items", DataTable).focus()
+        self.watch(self.app, "memory_version", self._memory_changed, init=False)
+        self.reload()
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#mb-items", DataTable)
+
+    @property
+    def sources(self) -> SourceList:
+        return self.query_one("#mb-sources", SourceList)
+
+    def _set_columns(self, columns: tuple[tuple[str, str, int], ...]) -> None:
+        table = self.table
+        table.clear(columns=True)
+        for key, label, width in columns:
+            table.add_column(Text(label), width=width, key=key)
+
+    # --- loading ------------------------------------------------------------------------
+    def _memory_changed(self, _version: int) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        """Reload the list (or re-run the search) and the selected item's detail."""
+        self._list_gen += 1
+        self._loading_more = False
+        self._run(partial(self._load_list, self._list_gen, self.kind, self.status, self.query_text, 0), "mb-list")
+
+    def _run(self, fn: Callable[[], None], group: str) -> None:
+        self.run_worker(fn, thread=True, group=group, exit_on_error=False)
+
+    def _load_list(self, gen: int, kind: str, status: str, query: str, offset: int) -> None:
+        mgr = self.services.manager
+        if not mgr.healthy:
+            health = mgr.store.health
+            self.app.call_from_thread(self._show_degraded, gen, health.diagnostic or "Memory is degraded",
+                                      health.schema_version)
+            return
+        if query:
+            try:
+                found = search_memory(mgr, query, SEARCH_INTENT)
+            except RecallLimitError as exc:
+                self.app.call_from_thread(self._show_rows, gen, [], False, False, str(exc))
+                return
+            rows = [Row(r["id"], r["kind"], r["subject"], r["statement"], r["match_type"]) for r in found]
+            self.app.call_from_thread(self._show_rows, gen, rows, False, False, "")
+            return
+        items = mgr.list_items(kind=None if kind == "all" else kind, status=status, limit=PAGE + 1, offset=offset)
+        rows = [Row(i.id, i.kind, i.subject, i.statement) for i in items[:PAGE]]
+        self.app.call_from_thread(self._show_rows, gen, rows, len(items) > PAGE, offset > 0, "")
+
+    def _show_degraded(self, gen: int, diagnostic: str, schema_version: int | None) -> None:
+        if gen != self._list_gen:
+            return
+        self.healthy = False
+        self.query_one("#mb-browser").display = False
+        self.query_one("#mb-degraded").display = True
+        paths = self.services.manager.paths
+        try:
+            where = str(paths.db.relative_to(paths.repo))
+        except (AttributeError, ValueError):
+            where = "memory.db"
+        text = Text()
+        text.append("Diagnostic: ", style="bold")
+        text.append(diagnostic)
+        if schema_version is not None:
+            text.append(f"\nSchema version found: {schema_version}")
+        text.append(f"\nStore: {where}")
+        text.append("\n\nThe store was not modified. Nothing can be listed, searched or forgotten until it is "
+                    "cleared. Export writes a snapshot of what can still be read; Clear runs "
+                    "`memory clear --confirm`: it deletes all Memory data (exports are kept) and starts one "
+                    "empty thread.")
+        self.query_one("#mb-diagnostic", Static).update(text)
+        self.query_one("#mb-clear", Button).focus()
+        self.refresh_bindings()
+
+    def _show_rows(self, gen: int, rows: list[Row], more: bool, append: bool, problem: str) -> None:
+        if gen != self._list_gen:
+            return
+        was_degraded = self.healthy is False
+        self.healthy = True
+        if was_degraded or not self.query_one("#mb-browser").display:
+            self.query_one("#mb-degraded").display = False
+            self.query_one("#mb-browser").display = True
+            self.table.focus()
+        self._loading_more = False
+        table = self.table
+        if not append:
+            self._set_columns(SEARCH_COLUMNS if self.query_text else LIST_COLUMNS)
+            self.rows = []
+        for row in rows:
+            cells = [Text(KIND_SHORT.get(row.kind, row.kind)), one_line(row.subject), one_line(row.statement)]
+            if self.query_text:
+                cells.append(Text(row.match_type))
+            table.add_row(*cells, key=row.id)
+        self.rows += rows
+        self.more = more
+        self._show_summary(problem)
+        if append:
+            return
+        ids = [r.id for r in self.rows]
+        if not ids:
+            self.selected = None
+            self._clear_detail()
+            self._show_detail_placeholder(self._empty_text(problem))
+            self.refresh_bindings()
+            return
+        target = self.selected if self.selected in ids else ids[0]
+        table.move_cursor(row=ids.index(target), animate=False)
+        self.select_item(target, force=True)
+
+    def _empty_text(self, problem: str) -> str:
+        if self.query_text:
+            return problem or f"No active Memory item matches {self.query_text!r}."
+        kind = "" if self.kind == "all" else f" {KIND_SHORT[self.kind]}"
+        if self.status == "active":
+            return (f"No active{kind} Memory items yet. Memory forms in the background from your conversations: "
+                    "stated preferences, decisions and ongoing discussions.")
+        return f"No {self.status}{kind} Memory items."
+
+    def _show_summary(self, problem: str) -> None:
+        n = len(self.rows)
+        if self.query_text:
+            text = Text(f"Search {self.query_text!r}: {n} result{'s' if n != 1 else ''} "
+                        f"(deterministic recall, as `memory search`; filters do not apply)")
+            if problem:
+                text = Text(f"Search {self.query_text!r}: {problem}")
+        else:
+            kind = "all kinds" if self.kind == "all" else KIND_SHORT[self.kind] + "s"
+            text = Text(f"{n}{'+' if self.more else ''} {self.status} item{'s' if n != 1 else ''} · {kind}")
+        self.query_one("#mb-summary", Static).update(text)
+
+    def _load_more(self) -> None:
+        if not self.more or self._loading_more or self.query_text:
+            return
+        self._loading_more = True
+        self._run(partial(self._load_list, self._list_gen, self.kind, self.status, "", len(self.rows)), "mb-list")
+
+    # --- selection and detail -----------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#mb-items")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is None or event.row_key.value is None:
+            return
+        self.select_item(str(event.row_key.value))
+        if event.cursor_row >= len(self.rows) - 1:
+            self._load_more()
+
+    def select_item(self, item_id: str, *, force: bool = False) -> None:
+        if item_id == self.selected and not force:
+            return
+        self.selected = item_id
+        self._detail_gen += 1
+        self._run(partial(self._load_detail, self._detail_gen, item_id), "mb-detail")
+
+    def _load_detail(self, gen: int, item_id: str) -> None:
+        mgr = self.services.manager
+        try:
+            detail = mgr.show_item(item_id)
+        except MemoryNotFoundError:
+            self.app.call_from_thread(self._show_detail, gen, None, [])
+            return
+        turns: dict[str, TurnInfo | None] = {}
+        for s in detail.sources:
+            if s.turn_id not in turns:
+                try:
+                    turns[s.turn_id] = mgr.turn_info(s.turn_id)
+                except MemoryNotFoundError:
+                    turns[s.turn_id] = None
+        provenance = [Provenance(s, turns[s.turn_id]) for s in detail.sources]
+        self.app.call_from_thread(self._show_detail, gen, detail, provenance)
+
+    def _clear_detail(self) -> None:
+        self.detail = None
+        self.provenance = []
+        self.sources.clear_options()
+
+    def _show_detail_placeholder(self, text: str) -> None:
+        self.query_one("#mb-fields", Static).update(Text(text, style="italic"))
+        for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-sources-title", "#mb-sources"):
+            self.query_one(wid).display = False
+
+    def _show_detail(self, gen: int, detail: ItemDetail | None, provenance: list[Provenance]) -> None:
+        if gen != self._detail_gen:
+            return
+        self._clear_detail()
+        if detail is None:
+            self._show_detail_placeholder("This item no longer exists.")
+            self.refresh_bindings()
+            return
+        self.detail = detail
+        self.provenance = provenance
+        self.query_one("#mb-fields", Static).update(self._fields_text(detail))
+        self.query_one("#mb-revisions", Static).update(self._revisions_text(detail))
+        self.sources.add_options(self._source_options(provenance))
+        if provenance:
+            self.sources.highlighted = 0
+        for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-sources-title", "#mb-sources"):
+            self.query_one(wid).display = True
+        self.query_one("#mb-sources-title", Static).update(
+            Text(f"Provenance ({len(provenance)} quote{'s' if len(provenance) != 1 else ''}; j jumps to the turn)"
+                 if provenance else "Provenance: none recorded"))
+        self.refresh_bindings()
+
+    @staticmethod
+    def _fields_text(d: ItemDetail) -> Text:
+        t = Text()
+        t.append(d.statement, style="bold")
+        t.append("\n\n")
+
+        def field(label: str, value: str, value_style: str = "") -> None:
+            t.append(f"{label:<10}", style="dim")
+            t.append(value or "—", style=value_style)
+            t.append("\n")
+
+        field("ID", d.id)
+        field("Status", f"{d.status} (revision {d.revision})", "bold" if d.status != "active" else "")
+        field("Kind", d.kind)
+        field("Subject", d.subject)
+        field("Strength", d.strength)
+        field("Origin", d.origin)
+        field("Recall", d.recall_mode)
+        field("Paths", ", ".join(d.applies_to_paths) if d.applies_to_paths else "(whole project)")
+        field("Aliases", ", ".join(d.aliases))
+        field("Keywords", ", ".join(d.keywords))
+        if d.thread_id:
+            field("Thread", d.thread_id)
+        field("Updated", d.updated_at)
+        t.append("\nContent\n", style="dim")
+        t.append(d.content or "—")
+        return t
+
+    @staticmethod
+    def _revisions_text(d: ItemDetail) -> Text:
+        t = Text()
+        for n, r in enumerate(d.revisions):
+            if n:
+                t.append("\n")
+            t.append(f"r{r.revision} ", style="bold" if r.revision == d.revision else "")
+            t.append(f"{r.status:<10} ", style="dim" if r.status != "active" else "")
+            t.append(f"{short_time(r.updated_at)}  ", style="dim")
+            t.append(" ".join(r.statement.split()))
+        return t
+
+    def _source_options(self, provenance: list[Provenance]) -> list[Option]:
+        sources = self.sources
+        quote_style = sources.get_component_rich_style("sourcelist--quote")
+        head_style = sources.get_component_rich_style("sourcelist--head")
+        missing_style = sources.get_component_rich_style("sourcelist--missing")
+        options = []
+        for n, p in enumerate(provenance):
+            text = Text()
+            s, turn = p.source, p.turn
+            if turn is None:
+                text.append(f"{s.role} · turn not found (it may have been merged away)\n", style=head_style)
+                text.append(s.quote, style=quote_style)
+            else:
+                text.append(f"{s.role} · turn {turn.sequence} · {turn.state} · {short_time(turn.created_at)}\n",
+                            style=head_style)
+                body = turn.user_text if s.role == "user" else turn.assistant_text
+                shown, found = quote_in_turn(body, s.quote, quote_style)
+                text.append_text(shown)
+                if not found:
+                    text.append("\nquote (not found verbatim in the turn): ", style=missing_style)
+                    text.append(s.quote, style=quote_style)
+            if n < len(provenance) - 1:
+                text.append("\n")
+            options.append(Option(text, id=f"src-{n}"))
+        return options
+
+    # --- filters and search -------------------------------------------------------------
+    @on(Select.Changed, "#mb-kind")
+    def _kind_changed(self, event: Select.Changed) -> None:
+        value = str(event.value)
+        if value != self.kind:
+            self.kind = value
+            self._leave_search()
+            self.reload()
+
+    @on(Select.Changed, "#mb-status")
+    def _status_changed(self, event: Select.Changed) -> None:
+        value = str(event.value)
+        if value != self.status:
+            self.status = value
+            self._leave_search()
+            self.reload()
+
+    def _leave_search(self) -> None:
+        if self.query_text:
+            self.query_text = ""
+            self.query_one("#mb-search", Input).value = ""
+
+    @on(Input.Submitted, "#mb-search")
+    def _search(self, event: Input.Submitted) -> None:
+        self.query_text = event.value.strip()
+        self.selected = None
+        self.reload()
+        self.table.focus()
+
+    def action_duplicates(self) -> None:
+        """Find duplicate project stores (the merge dialog)."""
+        from autopatch_tui.tui.screens.merge_dialog import MergeDialog
+        from autopatch_tui.tui.screens.stores import current_store_name, make_store_service
+
+        self.app.push_screen(MergeDialog(make_store_service(self.services),
+                                         current_store=current_store_name(self.services)))
+
+    def action_focus_search(self) -> None:
+        self.query_one("#mb-search", Input).focus()
+
+    def _cycle(self, select_id: str, options: list[tuple[str, str]]) -> None:
+        select: Select[str] = self.query_one(select_id, Select)
+        values = [v for _, v in options]
+        current = values.index(select.value) if select.value in values else -1
+        select.value = values[(current + 1) % len(values)]
+
+    def action_cycle_kind(self) -> None:
+        self._cycle("#mb-kind", KIND_OPTIONS)
+
+    def action_cycle_status(self) -> None:
+        self._cycle("#mb-status", STATUS_OPTIONS)
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    # --- bindings availability ----------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Textual 8: False hides a binding, None shows it disabled."""
+        browsing = ("focus_search", "cycle_kind", "cycle_status", "forget", "jump")
+        if action in browsing and self.healthy is False:
+            return False
+        if action == "clear":
+            return self.healthy is False
+        if action == "forget":
+            return True if self.detail is not None and self.detail.status == "active" else None
+        if action == "jump":
+            return True if any(p.turn is not None for p in self.provenance) else None
+        return True
+
+    # --- actions ------------------------------------------------------------------------
+    def action_back(self) -> None:
+        self.app.call_later(self.app.run_action, "show('chat')")
+
+    def action_forget(self) -> None:
+        d = self.detail
+        if d is None or d.status != "active":
+            return
+        body = (f"{d.statement}\n\n{d.kind} · {d.id}\n\nThe item leaves the list and recall at once; its "
+                "candidates are suppressed. The raw turns it came from are kept.")
+        self.app.push_screen(ConfirmScreen("Forget this Memory item?", body, "Forget"),
+                             callback=partial(self._forget_answer, d.id))
+
+    def _forget_answer(self, item_id: str, yes: bool | None) -> None:
+        if not yes:
+            return
+
+        def work() -> None:
+            logical = self.services.manager.forget(item_id)
+            self.app.call_from_thread(self._forgotten, logical)
+
+        self._run(work, "mb-write")
+
+    def _forgotten(self, logical: str) -> None:
+        self.notify(f"Forgot {logical}. The raw turns it came from are kept.", markup=False)
+        self.reload()
+
+    def action_export(self) -> None:
+        def work() -> None:
+            path = self.services.manager.export()
+            self.app.call_from_thread(self.notify, f"Memory exported to {path}", title="Export", markup=False)
+
+        self._run(work, "mb-write")
+
+    def action_clear(self) -> None:
+        if self.healthy is not False:
+            return
+        body = ("This is `memory clear --confirm`: it deletes all Memory data — turns, items, jobs and the "
+                "damaged database — and starts one empty thread. Exports are kept. It cannot be undone; export "
+                "a snapshot first if you want one.")
+        self.app.push_screen(ConfirmScreen("Clear all Memory?", body, "Clear"), callback=self._clear_answer)
+
+    def _clear_answer(self, yes: bool | None) -> None:
+        if not yes:
+            return
+
+        def work() -> None:
+            mgr = self.services.manager
+            thread_id = mgr.clear(confirm=True)
+            mgr.start_background()
+            self.app.call_from_thread(self._cleared, thread_id)
+
+        self._run(work, "mb-write")
+
+    def _cleared(self, thread_id: str) -> None:
+        self.notify(f"Memory cleared; new empty thread {thread_id}. Exports were kept.", markup=False)
+        self.selected = None
+        self.reload()
+
+    def action_jump(self) -> None:
+        if not self.provenance:
+            return
+        index = self.sources.highlighted if self.sources.highlighted is not None else 0
+        chosen = self.provenance[index]
+        if chosen.turn is None:
+            chosen = next((p for p in self.provenance if p.turn is not None), chosen)
+        if chosen.turn is None:
+            self.notify("The source turn of this quote no longer exists.", severity="warning")
+            return
+        self.app.call_later(open_turn_in_history, self.app, chosen.source.turn_id)
+
+    @on(OptionList.OptionSelected, "#mb-sources")
+    def _source_chosen(self, event: OptionList.OptionSelected) -> None:
+        self.action_jump()
+
+    # --- degraded-view buttons ----------------------------------------------------------
+    @on(Button.Pressed, "#mb-export")
+    def _export_pressed(self) -> None:
+        self.action_export()
+
+    @on(Button.Pressed, "#mb-clear")
+    def _clear_pressed(self) -> None:
+        self.action_clear()
+
+
+async def open_turn_in_history(app: object, turn_id: str) -> None:
+    """Show the history screen and ask it to show `turn_id` (runs on the App's message loop, so
+    the browser may be popped meanwhile)."""
+    await app.run_action("show('history')")  # type: ignore[attr-defined]
+    screen = app.screen  # type: ignore[attr-defined]
+    show_turn = getattr(screen, "show_turn", None)
+    if screen.name != "history" or show_turn is None:
+        app.notify("The thread history cannot show that turn.", severity="warning")  # type: ignore[attr-defined]
+        return
+    result = show_turn(turn_id)
+    if inspect.isawaitable(result):
+        await result

@@ -1,0 +1,182 @@
+"""The store list: every project store this user's app knows (name, label, root, fact count,
+retired), and the way into the merge dialog ("Find duplicate stores").
+
+The registry and the store files are read in a thread worker; the rows come back as a message.
+Labels and roots are shown as plain `Text`, never parsed as markup."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import JustifyMethod
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Button, DataTable, Footer, Static
+from textual.worker import Worker, WorkerState
+
+from autopatch_tui.tui.screens.base import AppScreen
+from autopatch_tui.core.stores.scan import ScanResult
+from autopatch_tui.core.stores.service import StoreService
+from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens.merge_dialog import MergeDialog, StoresChanged
+from autopatch_tui.tui.services import Services
+
+WORKER_GROUPS = ("stores-load",)
+COLUMNS = (("store", "Store", 34), ("label", "Label", 20), ("root", "Root", 38), ("facts", "Facts", 6),
+           ("state", "State", 8))
+
+
+def current_store_name(services: Services) -> str | None:
+    """The store this app writes to: the living holder when the checkout was merged away."""
+    mgr = services.manager
+    redirect = getattr(mgr, "redirect", None)
+    if redirect is not None:
+        return redirect.holder
+    store = getattr(mgr, "store", None)
+    identity = getattr(store, "identity", None)
+    return getattr(identity, "store_name", None)
+
+
+def make_store_service(services: Services) -> StoreService:
+    """The same service the CLI builds (`cli.store_cmds.service_for`)."""
+    mgr = services.manager
+    return StoreService(services.settings, clock=mgr.clock, model=mgr.memory_model)
+
+
+@dataclass(frozen=True)
+class StoreRow:
+    store: str
+    label: str
+    root: str
+    fact_count: int
+    retired: bool
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StoreRow:
+        return cls(str(d.get("store") or ""), str(d.get("label") or ""), str(d.get("root") or ""),
+                   int(d.get("fact_count") or 0), bool(d.get("retired")))
+
+
+def cell(text: str, *, justify: JustifyMethod = "left") -> Text:
+    """A table cell: plain text on one line (never markup), cut with an ellipsis."""
+    return Text(" ".join(text.split()) or "-", no_wrap=True, overflow="ellipsis", justify=justify)
+
+
+class StoresScreen(AppScreen):
+    CSS_PATH = style("stores.tcss")
+    BINDINGS = [
+        Binding("escape", "back", "Chat", id="stores.back"),
+        Binding("d", "scan", "Find duplicate stores", id="stores.scan"),
+        Binding("r", "reload", "Reload", id="stores.reload"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, rows: list[StoreRow]) -> None:
+            super().__init__()
+            self.rows = rows
+
+    def __init__(self, services: Services, *, store_service: StoreService | None = None) -> None:
+        super().__init__(name="stores")
+        self.services = services
+        self.store_service = store_service if store_service is not None else make_store_service(services)
+        self.current = current_store_name(services)
+        self.rows: list[StoreRow] = []
+        self.loading = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Project stores"), id="stores-title")
+        yield Static(Text("Reading the store registry…"), id="stores-summary")
+        yield DataTable(id="stores-table", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="stores-actions"):
+            yield Button(Text("Find duplicate stores (d)"), id="stores-scan", variant="primary")
+            yield Button(Text("Reload (r)"), id="stores-reload")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for key, label, width in COLUMNS:
+            table.add_column(Text(label), key=key, width=width)
+        table.focus()
+        self.reload()
+
+    # --- loading ------------------------------------------------------------------------
+    def reload(self) -> None:
+        self.loading = True
+        self.run_worker(self._load, thread=True, group="stores-load", exclusive=True, exit_on_error=False)
+
+    def _load(self) -> None:
+        rows = [StoreRow.from_dict(d) for d in self.store_service.stores()]
+        rows.sort(key=lambda r: (r.retired, not r.label, r.label.lower(), r.store))  # live, labelled first
+        self.post_message(self.Loaded(rows))
+
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        message.stop()
+        self.loading = False
+        self.rows = message.rows
+        table = self.query_one(DataTable)
+        cursor_key = None
+        if table.row_count and 0 <= table.cursor_row < table.row_count:
+            cursor_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        table.clear()
+        for r in self.rows:
+            state = "retired" if r.retired else "current" if r.store == self.current else "live"
+            table.add_row(cell(r.store), cell(r.label), cell(r.root), cell(str(r.fact_count), justify="right"),
+                          cell(state), key=r.store)
+        if cursor_key is not None and cursor_key in {r.store for r in self.rows}:
+            table.move_cursor(row=table.get_row_index(cursor_key))
+        self.query_one("#stores-summary", Static).update(self._summary())
+
+    def _summary(self) -> Text:
+        if not self.rows:
+            return Text("No known project stores yet: a store is registered when the app or a command opens a "
+                        "checkout, or with `autopatch-tui memory stores add PATH`.")
+        retired = sum(1 for r in self.rows if r.retired)
+        live = len(self.rows) - retired
+        text = f"{len(self.rows)} known store(s): {live} live, {retired} retired (kept as backups)."
+        if live > 1:
+            text += " Press d to find stores that are the same project."
+        return Text(text)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group not in WORKER_GROUPS or event.state not in (WorkerState.ERROR, WorkerState.CANCELLED):
+            return
+        self.loading = False
+        if event.state == WorkerState.ERROR:
+            self.query_one("#stores-summary", Static).update(Text("The store list could not be read "
+                                                                  "(see the notification)."))
+
+    # --- actions ------------------------------------------------------------------------
+    def open_merge_dialog(self, *, result: ScanResult | None = None) -> MergeDialog:
+        dialog = MergeDialog(self.store_service, result=result, listener=self, current_store=self.current)
+        self.app.push_screen(dialog)
+        return dialog
+
+    def action_scan(self) -> None:
+        self.open_merge_dialog()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    async def action_back(self) -> None:
+        await self.app.run_action("show('chat')")
+
+    @on(Button.Pressed, "#stores-scan")
+    def _scan_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_scan()
+
+    @on(Button.Pressed, "#stores-reload")
+    def _reload_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.reload()
+
+    @on(StoresChanged)
+    def _stores_changed(self, message: StoresChanged) -> None:
+        message.stop()
+        self.reload()

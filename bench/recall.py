@@ -1,0 +1,287 @@
+"""Recall benchmark: Memory Map building and `memory_search` over synthetic bilingual stores.
+
+    .venv/bin/python bench/recall.py [--sizes 1000,10000,100000] [--queries 200] [--keep DIR]
+
+For each size it builds a store of that many active items in a temporary folder, written through the
+Store's own writer (`item_writes.insert_revision`, one transaction per shard; the 100k store is built
+in parallel shards that are then copied row for row into one database), from a deterministic
+English + Chinese vocabulary with Zipf-like word frequencies (see `tests/support/recall_seed.py`:
+subjects, statements, contents, aliases, keywords, identifiers, check IDs, ~0.5 % `always` items
+capped at ~250, ~30 % path-scoped, 10 % discussions over three threads).
+
+It then times, over ~200 varied queries (English and unspaced Chinese sentences, saved aliases,
+keywords and check IDs, mixed text, some scoped to a file, some that hit nothing; ordinary and repair
+intents alternate):
+- `build_map` (both lanes, 2000-token Map budget), and
+- `RecallSession.search` (a fresh request each time),
+and a NAIVE full-scan baseline in the same run: every active item loaded and matched in Python with
+the same term functions (no memo), on a subset of the queries (it is slow). The baseline's results
+are compared with the indexed ones: they must be identical.
+
+Targets (issue 4): Map and search p95 <= 5 ms at 100k items; >= 20x faster than the baseline at 10k.
+Timings depend on the machine and its load: the table prints a CPU calibration figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from autopatch_tui.core.manager import MemoryManager  # noqa: E402
+from autopatch_tui.core.memory.sqlite import open_readwrite, write_txn  # noqa: E402
+from autopatch_tui.core.recall import matching  # noqa: E402
+from autopatch_tui.core.recall.memory_map import build_map  # noqa: E402
+from autopatch_tui.core.recall.query import RecallQuery, policy_for  # noqa: E402
+from autopatch_tui.core.recall.session import RecallSession  # noqa: E402
+from autopatch_tui.core.settings import load_settings  # noqa: E402
+from tests.support import recall_seed  # noqa: E402
+from tests.support.recall_seed import SyntheticCorpus, map_keys, naive_map, naive_search  # noqa: E402
+
+MAP_BUDGET = 2000
+TARGET_P95_MS = 5.0
+TARGET_RATIO = 20.0
+BASELINE_QUERIES = {1_000: 60, 10_000: 20, 100_000: 4}
+SHARD_THRESHOLD = 5_000
+NOW = 1_800_000_000.0
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _bootstrap(folder: Path) -> tuple[Path, Path, list[str]]:
+    """An empty healthy v4 store with three threads (one active). Returns (repo, db, thread IDs)."""
+    repo = folder / "project"
+    repo.mkdir(parents=True)
+    mgr = MemoryManager.open(repo, load_settings())
+    try:
+        conn = mgr.store.conn()
+        threads = [recall_seed.active_thread(conn)]
+        with write_txn(conn):
+            for n in range(2):
+                tid = f"thr-bench{n}"
+                conn.execute("INSERT INTO threads (id, status, created_at, archived_at) VALUES (?, 'archived', ?, ?)",
+                             (tid, NOW, NOW))
+                threads.append(tid)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        mgr.close()
+    return repo, repo / ".autopatch-j" / "memory.db", threads
+
+
+def _fast(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA cache_size = -400000")
+    conn.execute("PRAGMA synchronous = OFF")
+
+
+def _build_shard(args: tuple[str, int, int, list[str]]) -> None:
+    db, n, seed, threads = args
+    conn = open_readwrite(Path(db))
+    _fast(conn)
+    with write_txn(conn):
+        SyntheticCorpus().insert_items(conn, n, seed=seed, thread_ids=threads, now=NOW)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def build_store(folder: Path, n: int, workers: int) -> tuple[Path, list[str], float]:
+    repo, db, threads = _bootstrap(folder)
+    t0 = time.perf_counter()
+    if n < SHARD_THRESHOLD or workers < 2:
+        _build_shard((str(db), n, 1, threads))
+    else:
+        shards = []
+        for k in range(workers):
+            path = folder / f"shard{k}.db"
+            shutil.copy(db, path)
+            shards.append((str(path), n // workers + (k < n % workers), 100 + k, threads))
+        with mp.get_context("spawn").Pool(workers) as pool:
+            pool.map(_build_shard, shards)
+        _merge(db, [Path(s[0]) for s in shards], n, threads)
+    return repo, threads, time.perf_counter() - t0
+
+
+def _merge(db: Path, shards: list[Path], n: int, threads: list[str]) -> None:
+    """Copy every shard's item rows and term rows, exactly as insert_revision wrote them, into one
+    store (row IDs shifted; an item whose subject + applicability is already active in the target is
+    skipped), then top up to exactly `n` items with insert_revision."""
+    conn = open_readwrite(db)
+    _fast(conn)
+    cols = ("id, logical_id, revision, status, kind, subject, statement, content, strength, origin, recall_mode,"
+            " applies_to_paths, aliases, keywords, thread_id, identity_key, replaced_by, origin_store, created_at,"
+            " updated_at")
+    for k, shard in enumerate(shards):
+        conn.execute(f"ATTACH DATABASE ? AS s{k}", (str(shard),))
+    with write_txn(conn):
+        for k in range(len(shards)):
+            offset = conn.execute("SELECT coalesce(max(row_id), 0) FROM memory_items").fetchone()[0]
+            conn.execute(
+                f"INSERT INTO memory_items (row_id, {cols}) SELECT row_id + ?, {cols} FROM s{k}.memory_items"
+                " WHERE identity_key NOT IN (SELECT identity_key FROM main.memory_items WHERE status = 'active')",
+                (offset,))
+            conn.execute(
+                "INSERT INTO recall_terms (term, item_row_id, field, phrase, need)"
+                f" SELECT t.term, t.item_row_id + ?, t.field, t.phrase, t.need FROM s{k}.recall_terms t"
+                " WHERE EXISTS (SELECT 1 FROM main.memory_items m WHERE m.row_id = t.item_row_id + ?)",
+                (offset, offset))
+        missing = n - conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
+        if missing > 0:
+            SyntheticCorpus().insert_items(conn, missing, seed=999, thread_ids=threads, now=NOW + n)
+    for k in range(len(shards)):
+        conn.execute(f"DETACH DATABASE s{k}")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    for shard in shards:
+        shard.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def _pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))] * 1000.0
+
+
+def _time(fn: Callable[[], object]) -> tuple[float, object]:
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def _calibrate() -> float:
+    t = time.perf_counter()
+    total = 0
+    for i in range(1_000_000):
+        total += i
+    return (time.perf_counter() - t) * 1000.0
+
+
+def measure(repo: Path, threads: list[str], n: int, queries: int) -> dict[str, object]:
+    mgr = MemoryManager.open(repo, load_settings())
+    try:
+        conn = mgr.store.conn()
+        corpus = SyntheticCorpus()
+        qs = corpus.queries(conn, queries, seed=2)
+        requests = []
+        for k, (text, paths) in enumerate(qs):
+            if k % 4 == 3:  # a repair request: no user text, the finding drives the query
+                intent, query = "code_audit", RecallQuery("code_audit", "", finding_path=(paths or ("src/a.py",))[0],
+                                                          finding_message=text)
+                policy = policy_for("code_audit", None)
+            else:
+                intent, query = "general_chat", RecallQuery("general_chat", text, paths)
+                policy = policy_for("general_chat", threads[k % len(threads)])
+            requests.append((intent, query, policy, text))
+        for _, query, policy, text in requests[:10]:  # warm-up: a running app has a warm page cache
+            build_map(conn, query, policy, budget_tokens=MAP_BUDGET)
+        map_t, search_t, map_out, search_out = [], [], [], []
+        for _, query, policy, text in requests:
+            dt, mm = _time(lambda: build_map(conn, query, policy, budget_tokens=MAP_BUDGET))
+            map_t.append(dt)
+            map_out.append(map_keys(mm))
+            session = RecallSession(mgr.store.conn, RecallQuery(query.intent, "", query.scope_paths,
+                                                                finding_path=query.finding_path), policy)
+            dt, res = _time(lambda: session.search(text))
+            search_t.append(dt)
+            search_out.append(res)
+        # the naive baseline on every k-th query, with the same requests
+        recall_seed.NAIVE_MEMO = None
+        count = min(BASELINE_QUERIES.get(n, 10), len(requests))
+        step = max(1, len(requests) // count)
+        picked = list(range(0, len(requests), step))[:count]
+        base_map_t, base_search_t = [], []
+        identical = True
+        for i in picked:
+            _, query, policy, text = requests[i]
+            dt, mm = _time(lambda: naive_map(conn, query, policy, budget_tokens=MAP_BUDGET))
+            base_map_t.append(dt)
+            identical &= map_keys(mm) == map_out[i]
+            sq = RecallQuery(query.intent, "", query.scope_paths, finding_path=query.finding_path)
+            dt, res = _time(lambda: naive_search(conn, sq, policy, text))
+            base_search_t.append(dt)
+            identical &= res == search_out[i]
+        hits = sum(1 for r in search_out if r)
+        return {"n": n, "queries": len(requests), "baseline_queries": len(picked), "identical": identical,
+                "map_p50": _pct(map_t, .5), "map_p95": _pct(map_t, .95),
+                "search_p50": _pct(search_t, .5), "search_p95": _pct(search_t, .95),
+                "base_map_p50": _pct(base_map_t, .5), "base_map_p95": _pct(base_map_t, .95),
+                "base_search_p50": _pct(base_search_t, .5), "base_search_p95": _pct(base_search_t, .95),
+                "search_hit_rate": hits / len(requests)}
+    finally:
+        mgr.close()
+
+
+def report(rows: list[dict[str, object]], builds: dict[int, float], calib: float) -> None:
+    print()
+    print(f"CPU calibration: a 1M-iteration Python loop took {calib:.0f} ms (an idle modern core: ~30-60 ms)")
+    print(f"common-term limit: {matching.COMMON_TERM_ITEMS} items; Map budget {MAP_BUDGET} tokens")
+    print()
+    head = (f"{'items':>7} {'build s':>8} {'q':>4} {'what':<7} {'p50 ms':>8} {'p95 ms':>8} "
+            f"{'naive p50':>10} {'naive p95':>10} {'ratio p95':>10} {'same':>5}  targets")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        n = int(r["n"])
+        for what in ("map", "search"):
+            p50, p95 = float(r[f"{what}_p50"]), float(r[f"{what}_p95"])
+            b50, b95 = float(r[f"base_{what}_p50"]), float(r[f"base_{what}_p95"])
+            ratio = b95 / p95 if p95 else float("inf")
+            targets = []
+            if n >= 100_000:
+                targets.append(f"p95<={TARGET_P95_MS:g}ms {'OK' if p95 <= TARGET_P95_MS else 'MISS'}")
+            if n == 10_000:
+                targets.append(f">={TARGET_RATIO:g}x {'OK' if ratio >= TARGET_RATIO else 'MISS'}")
+            print(f"{n:>7} {builds[n]:>8.1f} {r['queries']!s:>4} {what:<7} {p50:>8.2f} {p95:>8.2f} "
+                  f"{b50:>10.1f} {b95:>10.1f} {ratio:>9.0f}x {'yes' if r['identical'] else 'NO':>5}  "
+                  + ", ".join(targets))
+    print()
+    print("naive = full scan of every active item with the same term functions, measured in this run on "
+          + ", ".join(f"{r['baseline_queries']} queries at {r['n']}" for r in rows) + ".")
+    print("search hit rate (queries with >= 1 result): "
+          + ", ".join(f"{r['n']}: {float(r['search_hit_rate']):.0%}" for r in rows))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
+    ap.add_argument("--keep", help="build the stores in this folder and keep them")
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="autopatch-recall-bench-"))
+    os.environ["AUTOPATCH_HOME"] = str(base / "home")
+    for var in [v for v in os.environ if v.startswith("AUTOPATCH_") and v != "AUTOPATCH_HOME"]:
+        del os.environ[var]
+    started = time.perf_counter()
+    rows, builds = [], {}
+    try:
+        for n in sizes:
+            folder = base / f"store-{n}"
+            repo, threads, secs = build_store(folder, n, args.workers)
+            builds[n] = secs
+            print(f"built {n} items in {secs:.1f} s", flush=True)
+            rows.append(measure(repo, threads, n, args.queries))
+            print(f"measured {n} items", flush=True)
+        report(rows, builds, _calibrate())
+        print(f"\ntotal {time.perf_counter() - started:.0f} s")
+        return 0 if all(r["identical"] for r in rows) else 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
