@@ -252,3 +252,29 @@ def test_screens_are_reachable_by_key_and_back(repo, settings, name):
             assert app.screen.name == "chat"
 
     asyncio.run(run())
+
+
+def test_user_keymap_and_saved_theme(repo, settings, tmp_path):
+    config = settings.home / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('theme = "textual-light"\n[keymap]\n"screen.history" = "f9"\n', encoding="utf-8")
+    from autopatch_tui.core.settings import load_settings as load
+
+    custom = load({"AUTOPATCH_HOME": str(settings.home)})
+    assert custom.keymap == {"screen.history": "f9"}
+    app = make_app(repo, custom)
+
+    async def run():
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            assert app.theme == "textual-light"
+            await pilot.press("f9")
+            await pilot.pause(0.2)
+            assert app.screen.name == "history"
+            app.theme = "nord"
+            await pilot.pause()
+
+    asyncio.run(run())
+    saved = config.read_text(encoding="utf-8")
+    assert 'theme = "nord"' in saved and '"screen.history" = "f9"' in saved
+    assert load({"AUTOPATCH_HOME": str(settings.home)}).theme == "nord"

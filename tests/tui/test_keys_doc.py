@@ -1,0 +1,46 @@
+"""Every binding of the app has an id, ids are unique per screen, and docs/keys.md lists each one
+with its key — so the documentation and user keymaps cannot drift from the code."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+
+from textual.binding import Binding
+
+MODULES = ["app", "screens.chat", "screens.history", "screens.memory_browser", "screens.diagnostics",
+           "screens.stores", "screens.merge_dialog", "screens.confirm", "screens.exit_flush"]
+DOC = Path(__file__).resolve().parents[2] / "docs" / "keys.md"
+
+
+def all_bindings() -> list[tuple[str, Binding]]:
+    found = []
+    for name in MODULES:
+        mod = importlib.import_module(f"autopatch_tui.tui.{name}")
+        for _, cls in inspect.getmembers(mod, inspect.isclass):
+            if cls.__module__ != mod.__name__:
+                continue
+            for b in cls.__dict__.get("BINDINGS", []):
+                assert isinstance(b, Binding), f"{cls.__name__} declares a binding without an id: {b!r}"
+                found.append((cls.__name__, b))
+    return found
+
+
+def test_every_binding_has_a_unique_id():
+    seen: dict[str, str] = {}
+    for owner, b in all_bindings():
+        assert b.id, f"{owner} binding {b.key} has no id"
+        assert b.id not in seen, f"binding id {b.id} is used by {seen[b.id]} and {owner}"
+        seen[b.id] = owner
+    assert len(seen) >= 20
+
+
+def test_keys_doc_lists_every_binding_with_its_key():
+    doc = DOC.read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in doc.splitlines() if line.startswith("| `")}
+    for _, b in all_bindings():
+        row = next((line for ids, line in rows.items() if f"`{b.id}`" in ids), None)
+        assert row is not None, f"docs/keys.md does not list {b.id}"
+        key = {"slash": "/"}.get(b.key, b.key)
+        assert key in row, f"docs/keys.md gives another key for {b.id}"
