@@ -65,6 +65,13 @@ def test_live_status_notices_a_lost_active_thread(manager: MemoryManager, repo: 
         return
     assert report.state == "degraded"
     assert report.diagnostic and "active thread" in report.diagnostic
+    # from then on the live manager treats the store as degraded, and nothing invents a thread
+    with pytest.raises((MemoryDegradedError, MemorySchemaError)):
+        manager.begin_turn("after the status check")
+    with pytest.raises((MemoryDegradedError, MemorySchemaError)):
+        manager.new_thread()
+    assert manager.status().state == "degraded"
+    assert scalar(db_path(repo), "SELECT count(*) FROM threads WHERE status = 'active'") == 0
 
 
 def test_missing_meta_row_at_run_time_is_a_typed_error(manager: MemoryManager, repo: Path) -> None:

@@ -57,14 +57,15 @@ def expire_leases(conn: sqlite3.Connection, now: float) -> None:
         "UPDATE memory_jobs SET status = 'failed', completed_at = ?, updated_at = ?, lease_owner = NULL,"
         " lease_expires_at = NULL, failure_category = 'timeout', failure_phase = 'provider',"
         " failure_stage = 'primary', failure_rule = 'lease_expired'"
-        " WHERE status = 'leased' AND lease_expires_at < ? AND attempts >= ?",
+        " WHERE kind IN ('extraction', 'consolidation') AND status = 'leased' AND lease_expires_at < ?"
+        " AND attempts >= ?",
         (now, now, now, C.MAX_CLAIMS),
     )
     conn.execute(
         "UPDATE memory_jobs SET status = 'retry_wait', available_at = ?, updated_at = ?, lease_owner = NULL,"
         " lease_expires_at = NULL, failure_category = 'timeout', failure_phase = 'provider',"
         " failure_stage = 'primary', failure_rule = 'lease_expired'"
-        " WHERE status = 'leased' AND lease_expires_at < ?",
+        " WHERE kind IN ('extraction', 'consolidation') AND status = 'leased' AND lease_expires_at < ?",
         (now, now, now),
     )
 
@@ -83,7 +84,8 @@ def _take(conn: sqlite3.Connection, rows: list[sqlite3.Row], *, owner: str, gene
 
 
 def _eligible_clause() -> str:
-    return "(status = 'pending' OR (status = 'retry_wait' AND available_at <= ?))"
+    # `status IN (…)` lets SQLite use the (kind, status, …) index instead of scanning the job history
+    return "status IN ('pending', 'retry_wait') AND (status = 'pending' OR available_at <= ?)"
 
 
 def _claim_consolidation(conn: sqlite3.Connection, now: float, only: Collection[str] | None) -> list[sqlite3.Row]:

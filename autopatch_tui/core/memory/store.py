@@ -78,6 +78,17 @@ class MemoryStore:
             self._local.conn = conn
         return conn
 
+    def release_thread_connection(self) -> None:
+        """Close this thread's connection (short-lived threads: heartbeats, flushes)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._lock:
+            if conn in self._conns:
+                self._conns.remove(conn)
+        conn.close()
+
     def close_connections(self) -> None:
         """Drop every connection (before the files are deleted by an explicit clear)."""
         self._drop_connections()

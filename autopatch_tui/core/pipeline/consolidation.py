@@ -16,7 +16,9 @@ from autopatch_tui.core.constants import PROJECT_KINDS
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.memory import jobs
 from autopatch_tui.core.memory.item_writes import (
+    active_row_by_identity,
     dedupe_phrases,
+    identity_key,
     insert_revision,
     link_candidates,
     retire_revision,
@@ -62,24 +64,35 @@ def load_candidates(conn: sqlite3.Connection, job_id: str) -> list[Candidate]:
 
 
 def related_items(conn: sqlite3.Connection, cands: list[Candidate], limit: int = MAX_RELATED_ITEMS) -> list[sqlite3.Row]:
-    """Active items sharing a subject/alias/keyword term with the candidates, most shared first.
-    Indexed lookups only: each term reads at most MAX_ROWS_PER_TERM index rows."""
+    """Active items related to the candidates: first each candidate's own identity holder (one
+    unique-index lookup, so a restatement can always be revised), then items sharing subject, alias
+    or keyword terms, most shared first, newest first. Indexed lookups only: each term reads at most
+    MAX_ROWS_PER_TERM index rows."""
+    holders: list[int] = []
+    for c in cands:
+        kind = str(c.fields["kind"])
+        key = identity_key(kind, str(c.fields["subject"]), list(c.fields["applies_to_paths"]),  # type: ignore[arg-type]
+                           c.thread_id if kind == "discussion_context" else None)
+        row = active_row_by_identity(conn, key)
+        if row is not None and row["row_id"] not in holders:
+            holders.append(row["row_id"])
     terms: list[str] = []
     for c in cands:
-        for phrase in [c.fields["subject"], *c.fields["aliases"], *c.fields["keywords"]]:
+        for phrase in [c.fields["subject"], *c.fields["aliases"], *c.fields["keywords"]]:  # type: ignore[misc]
             terms.extend(t for t in phrase_terms(str(phrase)) if t not in terms)
     scores: dict[int, int] = {}
     for term in terms[:64]:
         for (row_id,) in conn.execute(
             "SELECT item_row_id FROM recall_terms WHERE term = ? AND field IN ('subject', 'alias', 'keyword', 'check_id')"
-            " LIMIT ?", (term, MAX_ROWS_PER_TERM)
+            " ORDER BY item_row_id DESC LIMIT ?", (term, MAX_ROWS_PER_TERM)
         ):
             scores[row_id] = scores.get(row_id, 0) + 1
-    best = sorted(scores, key=lambda r: (-scores[r], -r))[:limit]
+    ranked = holders + [r for r in sorted(scores, key=lambda r: (-scores[r], -r)) if r not in holders]
+    best = ranked[:limit]
     if not best:
         return []
-    rows = conn.execute(
-        f"SELECT * FROM memory_items WHERE row_id IN ({','.join('?' * len(best))}) AND status = 'active'", best
+    rows = conn.execute(  # `+status`: look the rows up by row_id, never walk the status index
+        f"SELECT * FROM memory_items WHERE row_id IN ({','.join('?' * len(best))}) AND +status = 'active'", best
     ).fetchall()
     order = {r: n for n, r in enumerate(best)}
     return sorted(rows, key=lambda r: order[r["row_id"]])

@@ -117,4 +117,5 @@ class WatermarkFlush:
         except (MemoryBusyError, MemoryStoreError, sqlite3.Error):
             return
         finally:
+            self.runner.store.release_thread_connection()
             self.done.set()

@@ -14,7 +14,9 @@ log = logging.getLogger(__name__)
 
 
 class Heartbeat:
-    def __init__(self, beat: Callable[[], bool], check: Callable[[], str | None], interval: float) -> None:
+    def __init__(self, beat: Callable[[], bool], check: Callable[[], str | None], interval: float,
+                 on_exit: Callable[[], None] | None = None) -> None:
+        self._on_exit = on_exit
         self._beat = beat
         self._check = check
         self._interval = interval
@@ -35,6 +37,13 @@ class Heartbeat:
             self._thread.join()
 
     def _run(self) -> None:
+        try:
+            self._beat_until_stopped()
+        finally:
+            if self._on_exit is not None:
+                self._on_exit()  # e.g. release this thread's SQLite connection
+
+    def _beat_until_stopped(self) -> None:
         while not self._stop.wait(self._interval):
             try:
                 self.damage = self._check()

@@ -207,7 +207,8 @@ class PipelineRunner:
     def _guarded_call(self, lease: jobs.Lease, task: str, system: str, payload: dict) -> dict:
         assert self.model is not None
         self._calls += 1
-        hb = Heartbeat(lambda: self._beat(lease), self._heartbeat_check, self.timing.heartbeat_seconds)
+        hb = Heartbeat(lambda: self._beat(lease), self._heartbeat_check, self.timing.heartbeat_seconds,
+                       on_exit=self.store.release_thread_connection)
         with hb:
             try:
                 reply = self.model.call(task, system, payload)

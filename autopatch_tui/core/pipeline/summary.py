@@ -18,25 +18,36 @@ KIND_TITLES = {
 }
 
 
+MAX_ITEMS_PER_KIND = 500  # the summary is for people; `memory list` has everything
+
+
 def render(conn: sqlite3.Connection, *, now: float) -> tuple[str, int]:
     with read_txn(conn):
         version = conn.execute("SELECT data_version FROM memory_meta WHERE id = 1").fetchone()[0]
-        rows = conn.execute(
-            "SELECT logical_id, kind, subject, statement, strength, recall_mode, applies_to_paths FROM memory_items"
-            " WHERE status = 'active' ORDER BY kind, subject COLLATE NOCASE, logical_id"
-        ).fetchall()
+        counts = dict(conn.execute(
+            "SELECT kind, count(*) FROM memory_items WHERE status = 'active' GROUP BY kind").fetchall())
+        rows = []
+        for kind in KIND_TITLES:
+            rows += conn.execute(
+                "SELECT logical_id, kind, subject, statement, strength, recall_mode, applies_to_paths FROM memory_items"
+                " WHERE status = 'active' AND kind = ? ORDER BY updated_at DESC, row_id DESC LIMIT ?",
+                (kind, MAX_ITEMS_PER_KIND)).fetchall()
     lines = ["# Project Memory — review summary", "",
              f"Rendered {iso_utc(now)} from memory.db (data version {version}). This file is for people: "
              "Memory never reads it back. Use `autopatch-tui memory show ID` for provenance.", ""]
     for kind, title in KIND_TITLES.items():
-        items = [r for r in rows if r["kind"] == kind]
-        lines.append(f"## {title} ({len(items)})")
+        items = sorted((r for r in rows if r["kind"] == kind), key=lambda r: (r["subject"].casefold(), r["logical_id"]))
+        total = counts.get(kind, 0)
+        lines.append(f"## {title} ({total})")
         lines.append("")
         for r in items:
             paths = json.loads(r["applies_to_paths"])
             scope = f" — {', '.join(paths)}" if paths else ""
             lines.append(f"- **{r['subject']}**: {r['statement']} ({r['strength']}, {r['recall_mode']}){scope} "
                          f"`{r['logical_id']}`")
+        if total > len(items):
+            lines.append(f"- … and {total - len(items)} more (the most recently updated are listed); "
+                         "`autopatch-tui memory list` shows all")
         lines.append("")
     return "\n".join(lines), version
 
