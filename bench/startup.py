@@ -72,12 +72,12 @@ async def startup(repo: Path, settings) -> dict[str, float]:
         await wait_workers(app)
         await pilot.pause()
         out["interactive_ms"] = (time.perf_counter() - t0) * 1000
-        for name, key in (("history", "f3"), ("memory", "f4")):
+        for name, key in (("history", "f3"), ("memory", "f4"), ("history_again", "f3"), ("memory_again", "f4")):
             await pilot.press("f2")
             await pilot.pause()
             t = time.perf_counter()
             await pilot.press(key)
-            while app.screen.name != name:
+            while app.screen.name != name.removesuffix("_again"):
                 await asyncio.sleep(0.002)
             await wait_workers(app)
             await pilot.pause()
@@ -85,9 +85,11 @@ async def startup(repo: Path, settings) -> dict[str, float]:
     return out
 
 
-async def typing_latency(repo: Path, settings, stub: StubLLMServer) -> tuple[float, float, int]:
+async def typing_latency(repo: Path, settings, stub: StubLLMServer | None, turns: int = 120) -> tuple[float, float, int]:
+    """Key → prompt latency through Textual's test driver (its own per-key overhead included, which
+    is why the idle baseline is printed beside it)."""
     mgr = MemoryManager.open(repo, settings)
-    for n in range(120):
+    for n in range(turns):
         h = mgr.begin_turn(f"note {n}: we always use tabs")
         mgr.complete_turn(h, "ok")
     app = AutopatchApp(Services(mgr, settings))
@@ -102,7 +104,7 @@ async def typing_latency(repo: Path, settings, stub: StubLLMServer) -> tuple[flo
             while len(prompt.text) == before:
                 await asyncio.sleep(0)
             samples.append((time.perf_counter() - t) * 1000)
-        processed = len(stub.requests_for("extraction"))
+        processed = len(stub.requests_for("extraction")) if stub is not None else 0
     samples.sort()
     return statistics.median(samples), samples[int(len(samples) * 0.95) - 1], processed
 
@@ -121,11 +123,12 @@ def main() -> None:
         runs = [asyncio.run(startup(repo, settings)) for _ in range(3)]
         best = {k: min(r[k] for r in runs) for k in runs[0]}
         rows.append((label, best))
-    print("startup (best of 3, headless)      first frame  interactive  open history  open memory")
+    print("startup (best of 3, headless)      first frame  interactive  open history  open memory  reopen h / m")
     for label, r in rows:
         print(f"  {label:<32} {r['first_frame_ms']:9.0f} ms {r['interactive_ms']:9.0f} ms"
-              f" {r['open_history_ms']:10.0f} ms {r['open_memory_ms']:10.0f} ms")
-    print("  targets                            ≤ 500 ms                  ≤ 300 ms      ≤ 300 ms")
+              f" {r['open_history_ms']:10.0f} ms {r['open_memory_ms']:10.0f} ms"
+              f"  {r['open_history_again_ms']:.0f} / {r['open_memory_again_ms']:.0f} ms")
+    print("  targets                            ≤ 500 ms                  ≤ 300 ms      ≤ 300 ms     ≤ 300 ms")
 
     stub = StubLLMServer()
 
@@ -140,8 +143,12 @@ def main() -> None:
                                 "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "0"})
     p50, p95, processed = asyncio.run(typing_latency(typing_repo, settings_m, stub))
     stub.close()
+    idle_repo = make_repo(base / "typing-idle")
+    b50, b95, _ = asyncio.run(typing_latency(idle_repo, settings, None, turns=0))
     print(f"typing while the worker runs: key→prompt p50 {p50:.1f} ms, p95 {p95:.1f} ms"
-          f" ({processed} extraction calls served meanwhile); target ≤ 16 ms (one frame)")
+          f" ({processed} extraction calls served meanwhile)")
+    print(f"typing with nothing running (driver baseline): p50 {b50:.1f} ms, p95 {b95:.1f} ms;"
+          f" worker cost p50 {p50 - b50:+.1f} ms, p95 {p95 - b95:+.1f} ms (target: within one frame, ≤ 16 ms)")
 
 
 if __name__ == "__main__":

@@ -137,13 +137,17 @@ class AutopatchApp(App):
         return build_screen(name, self.services)
 
     async def action_show(self, name: str) -> None:
-        """Switch to a screen: chat is the base; every other screen sits alone on top of it."""
+        """Switch to a screen: chat is the base; every other screen sits alone on top of it. Screens
+        are built once and kept (installed), so coming back is instant and keeps their state; they
+        follow the App's reactive state while hidden."""
         if name not in SCREEN_KEYS or self.screen.name == name:
             return
         while len(self.screen_stack) > 2:  # Textual's default screen + chat
             await self.pop_screen()
         if name != "chat":
-            await self.push_screen(self.make_screen(name))
+            if not self.is_screen_installed(name):
+                self.install_screen(self.make_screen(name), name)
+            await self.push_screen(name)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
