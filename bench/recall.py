@@ -1,13 +1,15 @@
 """Recall benchmark: Memory Map building and `memory_search` over synthetic bilingual stores.
 
-    .venv/bin/python bench/recall.py [--sizes 1000,10000,100000] [--queries 200] [--keep DIR]
+    .venv/bin/python bench/recall.py [--sizes 1000,10000,100000] [--queries 200] [--no-cache]
 
-For each size it builds a store of that many active items in a temporary folder, written through the
+For each size it builds a store of that many active items in a temporary folder (kept under the system
+temp folder and reused by later runs while the generator, writer, tokenizer and schema are unchanged;
+`--no-cache` builds fresh ones and deletes them), written through the
 Store's own writer (`item_writes.insert_revision`, one transaction per shard; the 100k store is built
 in parallel shards that are then copied row for row into one database), from a deterministic
 English + Chinese vocabulary with Zipf-like word frequencies (see `tests/support/recall_seed.py`:
 subjects, statements, contents, aliases, keywords, identifiers, check IDs, ~0.5 % `always` items
-capped at ~250, ~30 % path-scoped, 10 % discussions over three threads).
+capped at ~100, ~30 % path-scoped, 10 % discussions over three threads).
 
 It then times, over ~200 varied queries (English and unspaced Chinese sentences, saved aliases,
 keywords and check IDs, mixed text, some scoped to a file, some that hit nothing; ordinary and repair
@@ -25,6 +27,9 @@ Timings depend on the machine and its load: the table prints a CPU calibration f
 from __future__ import annotations
 
 import argparse
+import hashlib
+import inspect
+import json
 import multiprocessing as mp
 import os
 import shutil
@@ -52,7 +57,8 @@ from tests.support.recall_seed import SyntheticCorpus, map_keys, naive_map, naiv
 MAP_BUDGET = 2000
 TARGET_P95_MS = 5.0
 TARGET_RATIO = 20.0
-BASELINE_QUERIES = {1_000: 60, 10_000: 20, 100_000: 4}
+BASELINE_QUERIES = {1_000: 30, 10_000: 8, 100_000: 1}
+ALWAYS_ITEMS = 100
 SHARD_THRESHOLD = 5_000
 NOW = 1_800_000_000.0
 
@@ -85,12 +91,12 @@ def _fast(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA synchronous = OFF")
 
 
-def _build_shard(args: tuple[str, int, int, list[str]]) -> None:
-    db, n, seed, threads = args
+def _build_shard(args: tuple[str, int, int, list[str], int]) -> None:
+    db, n, seed, threads, always = args
     conn = open_readwrite(Path(db))
     _fast(conn)
     with write_txn(conn):
-        SyntheticCorpus().insert_items(conn, n, seed=seed, thread_ids=threads, now=NOW)
+        SyntheticCorpus().insert_items(conn, n, seed=seed, thread_ids=threads, now=NOW, always_items=always)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
 
@@ -99,13 +105,13 @@ def build_store(folder: Path, n: int, workers: int) -> tuple[Path, list[str], fl
     repo, db, threads = _bootstrap(folder)
     t0 = time.perf_counter()
     if n < SHARD_THRESHOLD or workers < 2:
-        _build_shard((str(db), n, 1, threads))
+        _build_shard((str(db), n, 1, threads, ALWAYS_ITEMS))
     else:
         shards = []
         for k in range(workers):
             path = folder / f"shard{k}.db"
             shutil.copy(db, path)
-            shards.append((str(path), n // workers + (k < n % workers), 100 + k, threads))
+            shards.append((str(path), n // workers + (k < n % workers), 100 + k, threads, ALWAYS_ITEMS // workers))
         with mp.get_context("spawn").Pool(workers) as pool:
             pool.map(_build_shard, shards)
         _merge(db, [Path(s[0]) for s in shards], n, threads)
@@ -137,7 +143,7 @@ def _merge(db: Path, shards: list[Path], n: int, threads: list[str]) -> None:
                 (offset, offset))
         missing = n - conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
         if missing > 0:
-            SyntheticCorpus().insert_items(conn, missing, seed=999, thread_ids=threads, now=NOW + n)
+            SyntheticCorpus().insert_items(conn, missing, seed=999, thread_ids=threads, now=NOW + n, always_items=0)
     for k in range(len(shards)):
         conn.execute(f"DETACH DATABASE s{k}")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -253,33 +259,65 @@ def report(rows: list[dict[str, object]], builds: dict[int, float], calib: float
           + ", ".join(f"{r['n']}: {float(r['search_hit_rate']):.0%}" for r in rows))
 
 
+def _cache_key() -> str:
+    """Stores are rebuilt whenever what shapes them changes: the generator, the writer, the
+    tokenizer, the schema or the build code."""
+    h = hashlib.sha256()
+    for rel in ("tests/support/recall_seed.py", "autopatch_tui/core/memory/item_writes.py",
+                "autopatch_tui/core/recall/terms.py", "autopatch_tui/core/memory/schema.py"):
+        h.update((ROOT / rel).read_bytes())
+    for fn in (_bootstrap, _build_shard, build_store, _merge):
+        h.update(inspect.getsource(fn).encode())
+    h.update(repr((NOW, ALWAYS_ITEMS, SHARD_THRESHOLD)).encode())
+    return h.hexdigest()[:16]
+
+
+def _store(base: Path, n: int, workers: int, cache: bool) -> tuple[Path, list[str], float, bool]:
+    folder = base / f"store-{n}"
+    marker = folder / "built.json"
+    if cache and marker.exists():
+        info = json.loads(marker.read_text())
+        return Path(info["repo"]), info["threads"], info["seconds"], True
+    shutil.rmtree(folder, ignore_errors=True)
+    repo, threads, secs = build_store(folder, n, workers)
+    marker.write_text(json.dumps({"repo": str(repo), "threads": threads, "seconds": secs}))
+    return repo, threads, secs, False
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
-    ap.add_argument("--keep", help="build the stores in this folder and keep them")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="build fresh stores in a temporary folder and delete them afterwards (by default "
+                         "built stores are kept under the system temp folder and reused while their inputs "
+                         "are unchanged)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="autopatch-recall-bench-"))
-    os.environ["AUTOPATCH_HOME"] = str(base / "home")
-    for var in [v for v in os.environ if v.startswith("AUTOPATCH_") and v != "AUTOPATCH_HOME"]:
+    cache = not args.no_cache
+    base = (Path(tempfile.gettempdir()) / "autopatch-recall-bench" / _cache_key() if cache
+            else Path(tempfile.mkdtemp(prefix="autopatch-recall-bench-")))
+    base.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="autopatch-recall-bench-home-"))
+    for var in [v for v in os.environ if v.startswith("AUTOPATCH_")]:
         del os.environ[var]
+    os.environ["AUTOPATCH_HOME"] = str(home)
     started = time.perf_counter()
     rows, builds = [], {}
     try:
         for n in sizes:
-            folder = base / f"store-{n}"
-            repo, threads, secs = build_store(folder, n, args.workers)
+            repo, threads, secs, reused = _store(base, n, args.workers, cache)
             builds[n] = secs
-            print(f"built {n} items in {secs:.1f} s", flush=True)
+            print(f"{'reused' if reused else 'built'} {n} items ({secs:.1f} s to build)", flush=True)
             rows.append(measure(repo, threads, n, args.queries))
             print(f"measured {n} items", flush=True)
         report(rows, builds, _calibrate())
-        print(f"\ntotal {time.perf_counter() - started:.0f} s")
+        print(f"\ntotal {time.perf_counter() - started:.0f} s (stores in {base})")
         return 0 if all(r["identical"] for r in rows) else 1
     finally:
-        if not args.keep:
+        shutil.rmtree(home, ignore_errors=True)
+        if not cache:
             shutil.rmtree(base, ignore_errors=True)
 
 

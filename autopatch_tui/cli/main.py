@@ -80,8 +80,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
+QUIET_LOGGERS = ("httpx", "httpcore", "httpx2", "httpcore2", "openai")  # they would log endpoints and prompts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     return run(argv)
 
 

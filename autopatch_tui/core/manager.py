@@ -329,9 +329,9 @@ class MemoryManager:
         self.runner.stop()
         for wf, _ in self._flushes:
             wf.stop.set()
+        if self.client is not None:
+            self.client.close()  # ends in-flight model calls, so the threads below finish promptly
         self.worker.stop(join_timeout)
         for _, thread in self._flushes:
             thread.join(join_timeout)
-        if self.client is not None:
-            self.client.close()
         self.store.close()

@@ -12,11 +12,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-
-import functools
 
 import httpcore2
 import pytest
@@ -24,7 +23,6 @@ import pytest
 from autopatch_tui.core.manager import MemoryManager
 from tests.support.llm_stub import StubLLMServer
 from tests.support.pipeline_helpers import create_all, stub_settings
-
 
 _shared_ssl_context = functools.lru_cache(maxsize=None)(httpcore2.default_ssl_context)
 

@@ -38,8 +38,8 @@ def _decision(subject, **kw):
 
 
 def _fields(**kw):
-    base = dict(kind="project_decision", subject="s", statement="st", content="", strength="soft", origin="explicit",
-                recall_mode="on_match", applies_to_paths=[], aliases=[], keywords=[])
+    base = {"kind": "project_decision", "subject": "s", "statement": "st", "content": "", "strength": "soft", "origin": "explicit",
+                "recall_mode": "on_match", "applies_to_paths": [], "aliases": [], "keywords": []}
     base.update(kw)
     return base
 
@@ -258,7 +258,7 @@ def test_reject_only_is_no_output(make_manager, llm_stub):
 
 def test_every_candidate_must_be_covered_exactly_once(make_manager, llm_stub):
     mgr = make_manager()
-    _, [a, b] = seed_consolidation(mgr, [_decision("one"), _decision("two")])
+    _, [a, _b] = seed_consolidation(mgr, [_decision("one"), _decision("two")])
     bad = {"operations": [op("create", [a], None, **_fields(subject="one"))]}
     llm_stub.script("consolidation", bad)
     llm_stub.script("consolidation_repair", bad)
@@ -358,7 +358,7 @@ def test_candidates_plus_registry_beyond_capacity_make_no_call(make_manager, llm
     for i in range(6):
         seed_item(mgr, subject=f"retry policy {i}", keywords=["retry"], statement="R" * 600)
     before = _state(mgr)
-    job, ids = seed_consolidation(mgr, [_decision(f"retry policy new {i}", keywords=["retry"], statement="N" * 600)
+    _job, _ids = seed_consolidation(mgr, [_decision(f"retry policy new {i}", keywords=["retry"], statement="N" * 600)
                                         for i in range(3)])
     outcome = mgr.runner.step(force=True)
     assert outcome.status == "succeeded_no_output" and outcome.rule == "capacity"
@@ -376,8 +376,9 @@ def test_consolidation_jobs_are_serialized(make_manager, llm_stub):
     seed_consolidation(mgr, [_decision("two")])
     import threading
     release = threading.Event()
-    from tests.support.llm_stub import Reply
     import json
+
+    from tests.support.llm_stub import Reply
     llm_stub.script("consolidation", lambda req: Reply(content=json.dumps(
         {"operations": [op_from_candidate("create", payload_of(req)["candidates"][0])]}), wait_event=release))
     out = []

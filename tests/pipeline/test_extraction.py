@@ -127,7 +127,7 @@ def test_repair_evidence_only_for_repair_batches_and_at_most_20_turns(make_manag
     assert [t["turn_id"] for t in p["turns"]] == [repair.turn_id]
     assert p["adjacent_previous_turn"]["turn_id"] == ordinary.turn_id
     ev = p["recent_repair_evidence"]
-    assert 0 < len(ev) <= MAX_EVIDENCE_TURNS
+    assert len(ev) == MAX_EVIDENCE_TURNS
     assert [t["turn_id"] for t in ev] == [a.turn_id for a in audits[-len(ev):]]  # the newest, oldest first
     assert all(t["intent"] == "code_audit" and t["evidence_keys"] for t in ev)
 
@@ -145,9 +145,14 @@ def test_repair_evidence_is_bounded_by_32k_estimated_tokens(make_manager, llm_st
     add_turn(mgr, "the repair batch", "done", intent="code_audit")
     mgr.runner.step(force=True)
     ev = payload_of(llm_stub.requests_for("extraction")[-1])["recent_repair_evidence"]
-    cost = sum(estimate_tokens(t["user"]) + estimate_tokens(t["assistant"]) for t in ev)
-    assert 0 < len(ev) < 12 and cost <= MAX_EVIDENCE_TOKENS
-    assert ev[-1]["user"].startswith("finding 11 ")  # the newest evidence is kept
+
+    def cost(t):
+        return estimate_tokens(t["user"]) + estimate_tokens(t["assistant"])
+
+    assert 0 < len(ev) < 12
+    assert [t["user"].split(" ")[1] for t in ev] == [str(i) for i in range(12 - len(ev), 12)]  # the newest
+    assert sum(cost(t) for t in ev) <= MAX_EVIDENCE_TOKENS
+    assert sum(cost(t) for t in ev) + cost(ev[0]) > MAX_EVIDENCE_TOKENS - 16 * (len(ev) + 1)  # one more: too much
     assert gap.turn_id not in [t["turn_id"] for t in ev]
 
 

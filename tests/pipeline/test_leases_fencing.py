@@ -274,3 +274,47 @@ def test_damage_first_noticed_elsewhere_still_stops_the_step_cleanly(make_manage
     assert llm_stub.requests_for("extraction_repair") == []
     assert not mgr.healthy and mgr.status().summary.status == "stale"
     assert mgr.runner.step(force=True) is None
+
+
+def test_a_fenced_worker_does_not_even_record_its_failure(make_manager, llm_stub):
+    mgr = make_manager(MEMORY_LEASE_SECONDS=5, MEMORY_HEARTBEAT_SECONDS=30)
+    t = add_turn(mgr, USER, "ok")
+    release = threading.Event()
+    llm_stub.script("extraction", Reply(status=503, wait_event=release))
+    th, out = _step_in_thread(mgr)
+    assert llm_stub.wait_for_requests(1, task="extraction")
+    thief = raw_connect(mgr.paths.db)
+    try:
+        thief.execute("UPDATE memory_jobs SET lease_owner = 'another-host:1:x' WHERE turn_id = ?", (t.turn_id,))
+    finally:
+        thief.close()
+    release.set()
+    th.join(10)
+    assert out[0].status == "fenced"
+    job = job_of_turn(mgr, t)
+    assert (job["status"], job["lease_owner"], job["failure_category"], job["provider_calls"]) == (
+        "leased", "another-host:1:x", None, 0)
+
+
+def test_stale_consolidation_result_is_not_committed(make_manager, llm_stub):
+    from tests.support.pipeline_helpers import (
+        active_items,
+        op_from_candidate,
+        payload_of,
+        seed_consolidation,
+    )
+
+    mgr = make_manager(MEMORY_LEASE_SECONDS=5, MEMORY_HEARTBEAT_SECONDS=30)
+    _job, _ = seed_consolidation(mgr, [cand(src("turn-x", "user", "q"), subject="tabs")])
+    release = threading.Event()
+    import json
+    llm_stub.script("consolidation", lambda req: Reply(content=json.dumps(
+        {"operations": [op_from_candidate("create", payload_of(req)["candidates"][0])]}), wait_event=release))
+    th, out = _step_in_thread(mgr)
+    assert llm_stub.wait_for_requests(1, task="consolidation")
+    other = make_manager()
+    other.clear(confirm=True)
+    release.set()
+    th.join(10)
+    assert out[0].status == "fenced"
+    assert active_items(mgr) == [] and candidates(mgr) == []

@@ -31,7 +31,7 @@ from tests.support.pipeline_helpers import (
     rows,
 )
 
-HYPOTHESIS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+HYPOTHESIS = {"deadline": None, "derandomize": True, "database": None, "suppress_health_check": list(HealthCheck)}
 
 TURNS = [  # (key, intent, user, assistant, scope_paths, evidence_keys)
     ("E", "patch_revise", "Don't use var; use let for block scope. 本次先跳过空值检查。", "ok",
@@ -43,8 +43,8 @@ TURNS = [  # (key, intent, user, assistant, scope_paths, evidence_keys)
     ("B2", "patch_revise", "这里不要用 var，改成 let。Don't use var; use let for block scope.", "Patched src/a.js.",
      ["src/a.js"], ["scan-1:F1"]),
     ("B3", "patch_explain", "apply", "Patch applied; tests pass.", [], []),
-    ("B4", "code_audit", "Don't use var; use let for block scope. From now on, never commit generated files. "
-     "同意，就按这个方案定下来。", "I propose we always run the linter before committing.", ["src/b.js"],
+    ("B4", "code_audit", ("Don't use var; use let for block scope. From now on, never commit generated files. "
+     "同意，就按这个方案定下来。"), "I propose we always run the linter before committing.", ["src/b.js"],
      ["scan-2:F7", "scan-1:F2"]),
 ]
 CLAUSE = re.compile(r"[^。！？!?;；\n.]+")

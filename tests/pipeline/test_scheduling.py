@@ -10,7 +10,13 @@ import threading
 
 from tests.support.fixtures import FakeClock, raw_connect
 from tests.support.llm_stub import Reply
-from tests.support.pipeline_helpers import add_turn, ext_reply, job_of_turn, jobs, payload_of
+from tests.support.pipeline_helpers import (
+    add_turn,
+    ext_reply,
+    job_of_turn,
+    jobs,
+    payload_of,
+)
 
 
 def test_single_pending_turn_waits_for_max_wait(make_manager, llm_stub):
@@ -154,3 +160,10 @@ def test_batches_never_mix_threads(make_manager, llm_stub):
     assert [t["turn_id"] for t in sent["turns"]] == [b1.turn_id, b2.turn_id]
     assert sent["adjacent_previous_turn"] is None  # the old thread's turns belong to the old thread
     assert a.turn_id not in str(sent)
+
+
+def test_default_timing_is_the_specified_one(make_manager):
+    mgr = make_manager()
+    t = mgr.runner.timing
+    assert (t.lease_seconds, t.heartbeat_seconds, t.max_wait) == (120, 30, 30)
+    assert t.heartbeat_seconds * 3 < t.lease_seconds  # several renewals fit inside one lease

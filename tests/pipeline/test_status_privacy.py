@@ -34,7 +34,7 @@ def test_secrets_never_reach_status_export_logs_or_notices(make_manager, llm_stu
     mgr = make_manager(LLM_API_KEY=KEY, DEBUG=debug)
     notices = []
     mgr.events.subscribe(lambda e: notices.append(repr(e)))
-    t1 = add_turn(mgr, f"Remember {QUOTE}: always use tabs.", "ok")
+    add_turn(mgr, f"Remember {QUOTE}: always use tabs.", "ok")
     # 1) a provider error whose body carries a marker (retryable, then terminal)
     llm_stub.script("extraction", Reply(status=503, error_body={"error": {"message": f"{BODY} {KEY}"}}))
     assert mgr.runner.step(force=True).status == "retry_wait"
@@ -106,7 +106,7 @@ def test_memory_process_and_status_from_the_command_line(run_cli, make_manager, 
 
 
 def test_memory_process_without_a_model(run_cli, repo):
-    rc, out, err = run_cli("memory", "process", json=True)
+    rc, out, _err = run_cli("memory", "process", json=True)
     assert rc == 0 and set(out) == PROCESS_KEYS and out["pending"] == 0
 
 

@@ -152,6 +152,27 @@ def test_adopted_proposal_missing_either_source_is_rejected(pipe, llm_stub, miss
     _assert_rejected(pipe, llm_stub, t)
 
 
+def test_adopting_a_proposal_presented_with_here_is_fine(pipe, llm_stub):
+    prop = _prior(pipe, llm_stub, "How should errors be reported?",
+                  "Here is my proposal: every error response uses RFC 7807 problem details.")
+    t = add_turn(pipe, "同意，就按这个方案定下来。", "好的。")
+    out = _extract(pipe, llm_stub, cand(src(prop, "assistant", "every error response uses RFC 7807 problem details"),
+                                        src(t, "user", "同意，就按这个方案定下来"), kind="project_decision",
+                                        origin="adopted_proposal", subject="error responses"))
+    assert out.status == "succeeded" and len(_accepted(pipe)) == 1
+
+
+def test_adopting_a_proposal_limited_to_this_patch_stays_local(pipe, llm_stub):
+    prop = _prior(pipe, llm_stub, "fix the crash", "For this patch only, I propose we skip the null check.",
+                  intent="code_audit", evidence_keys=["s:1"])
+    t = add_turn(pipe, "同意，就这么办。", "Done.", intent="patch_revise")
+    out = _extract(pipe, llm_stub, cand(src(prop, "assistant", "I propose we skip the null check"),
+                                        src(t, "user", "同意，就这么办"), kind="project_decision",
+                                        origin="adopted_proposal", subject="null checks"))
+    assert out.status == "succeeded_no_output"
+    _assert_rejected(pipe, llm_stub, t)
+
+
 @pytest.mark.parametrize("confirmation", ["apply", "/apply", "Apply the patch", "应用补丁", "ok"])
 def test_applying_a_proposed_patch_never_becomes_memory(pipe, llm_stub, confirmation):
     prop = _prior(pipe, llm_stub, "fix the null check", "Here is a patch that always validates inputs first.",
@@ -193,7 +214,7 @@ def test_local_corrections_never_become_durable_items(pipe, llm_stub, user, quot
     prop = _prior(pipe, llm_stub, "review this", "Proposed patch: replace var with let.", intent="code_audit",
                   evidence_keys=["s:1"])
     t = add_turn(pipe, user, "Updated.", intent=intent, evidence_keys=["s:2"])
-    common = dict(statement="Prefer let over var.", aliases=["let"])
+    common = {"statement": "Prefer let over var.", "aliases": ["let"]}
     out = _extract(pipe, llm_stub,
                    cand(src(t, "user", quote), kind="user_preference", subject="local pref", **common),
                    cand(src(t, "user", quote), kind="project_decision", subject="local decision", **common),
@@ -300,6 +321,10 @@ def test_one_to_one_binding_of_sources_to_evidence_keys(pipe, llm_stub):
     u = [add_turn(pipe, REPEAT, "Patched.", intent="patch_revise", scope_paths=[p], evidence_keys=k)
          for p, k in (("src/a.js", ["s:1", "s:2"]), ("src/b.js", ["s:1"]), ("src/c.js", ["s:2"]))]
     assert _extract(pipe, llm_stub, _inferred(u)).status == "succeeded_no_output"
+    # distinct keys, but only one of them names a finding (`<scan>:<finding>`): no binding either
+    v = [add_turn(pipe, REPEAT, "Patched.", intent="patch_revise", scope_paths=[p], evidence_keys=k)
+         for p, k in (("src/a.js", ["s:1", "x"]), ("src/b.js", ["s:1", "y"]), ("src/c.js", ["s:1", "s:"]))]
+    assert _extract(pipe, llm_stub, _inferred(v)).status == "succeeded_no_output"
 
 
 # --------------------------------------------------------------------------- discussions
@@ -384,8 +409,8 @@ ZH = "旧 memory schema 不兼容，直接删除。"
 @pytest.mark.parametrize("aliases", [[], ["memory schema"], ["旧 schema"]])
 def test_chinese_decision_without_english_recall_alias_gets_one_repair(pipe, llm_stub, aliases):
     t = add_turn(pipe, ZH, "好的，删除旧 schema。")
-    decision = dict(kind="project_decision", subject="旧 memory schema", statement="旧 memory schema 不兼容，直接删除",
-                    strength="hard")
+    decision = {"kind": "project_decision", "subject": "旧 memory schema", "statement": "旧 memory schema 不兼容，直接删除",
+                    "strength": "hard"}
     out = _extract(pipe, llm_stub, cand(src(t, "user", "旧 memory schema 不兼容，直接删除"), aliases=aliases, **decision),
                    repair=ext_reply(cand(src(t, "user", "旧 memory schema 不兼容，直接删除"),
                                          aliases=["backward compatibility", "delete legacy schema"], **decision)))

@@ -35,7 +35,7 @@ TERMINAL = ("succeeded", "succeeded_no_output", "failed")
 # --------------------------------------------------------------------------- settings / managers
 
 
-def stub_env(stub: StubLLMServer | None, **env: str | float | int) -> dict[str, str]:
+def stub_env(stub: StubLLMServer | None, **env: str | float) -> dict[str, str]:
     """The process environment (already isolated by the autouse fixture) plus the stub model."""
     out = dict(os.environ)
     if stub is not None:
@@ -47,7 +47,7 @@ def stub_env(stub: StubLLMServer | None, **env: str | float | int) -> dict[str, 
 
 
 def stub_settings(stub: StubLLMServer | None, *, max_retries: int = 0, timeout: float = 5.0,
-                  **env: str | float | int) -> Settings:
+                  **env: str | float) -> Settings:
     return load_settings(stub_env(stub, **env), llm_max_retries=max_retries, llm_timeout_seconds=timeout)
 
 
@@ -316,8 +316,11 @@ def oracle_violations(c: Mapping[str, Any], *, turns: Mapping[str, Turn], batch:
         bad.append("apply_only")
     if c["origin"] == "adopted_proposal":
         last = max(turns[s["turn_id"]].sequence for s in batch_user)
-        if not any(s["role"] == "assistant" and turns[s["turn_id"]].sequence < last for s in sources):
+        proposals = [s for s in sources if s["role"] == "assistant" and turns[s["turn_id"]].sequence < last]
+        if not proposals:
             bad.append("adopted_without_proposal")
+        if any(M.is_local_proposal(M.clause_around(turns[s["turn_id"]].assistant, s["quote"])) for s in proposals):
+            bad.append("adopted_local_proposal")
     if c["strength"] == "hard" or c["recall_mode"] == "always":
         clauses = " ".join(M.clause_around(turns[s["turn_id"]].user, s["quote"]) for s in user)
         if not M.is_lasting(clauses):
@@ -331,7 +334,8 @@ def _perfect_matching(key_sets: list[set[str]]) -> bool:
 
     def assign(i: int, seen: set[str]) -> bool:
         for k in sorted(key_sets[i]):
-            if ":" not in k or k in seen:
+            scan, sep, finding = k.partition(":")
+            if not (sep and scan.strip() and finding.strip()) or k in seen:
                 continue
             seen.add(k)
             if k not in match or assign(match[k], seen):

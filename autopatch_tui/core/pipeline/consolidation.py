@@ -25,7 +25,11 @@ from autopatch_tui.core.memory.item_writes import (
 )
 from autopatch_tui.core.memory.items import ItemFields, bump_data_version
 from autopatch_tui.core.memory.sqlite import write_txn
-from autopatch_tui.core.pipeline.contracts import ITEM_FIELD_NAMES, ConsolidationOut, OperationOut
+from autopatch_tui.core.pipeline.contracts import (
+    ITEM_FIELD_NAMES,
+    ConsolidationOut,
+    OperationOut,
+)
 from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_RELATED_ITEMS = 24

@@ -69,12 +69,19 @@ def _check_sources(i: int, cand: CandidateOut, inp: ExtractionInput, turns: dict
     return ok
 
 
+def _is_evidence_key(key: str) -> bool:
+    """`<source_scan_id>:<finding_id>`, both parts present."""
+    scan, sep, finding = key.partition(":")
+    return bool(sep and scan.strip() and finding.strip())
+
+
 def _bind_evidence(source_turns: list[TurnView]) -> bool:
-    """One-to-one binding of distinct source turns to distinct evidence keys (bipartite matching)."""
+    """One-to-one binding of distinct source turns to distinct finding evidence keys (bipartite
+    matching). Only well-formed `<scan>:<finding>` keys can be bound."""
     match: dict[str, str] = {}
 
     def assign(turn: TurnView, seen: set[str]) -> bool:
-        for key in turn.evidence_keys:
+        for key in filter(_is_evidence_key, turn.evidence_keys):
             if key in seen:
                 continue
             seen.add(key)
@@ -93,7 +100,7 @@ def _inferred_ok(cand: CandidateOut, turns: dict[str, TurnView]) -> bool:
     src_turns = list({s.turn_id: turns[s.turn_id] for s in user_srcs}.values())
     if len(src_turns) < 3:
         return False
-    if not all(any(":" in k for k in t.evidence_keys) for t in src_turns) or not _bind_evidence(src_turns):
+    if not _bind_evidence(src_turns):
         return False
     paths = {p for t in src_turns for p in t.scope_paths}
     if len(paths) < 2:
@@ -105,7 +112,7 @@ def _inferred_ok(cand: CandidateOut, turns: dict[str, TurnView]) -> bool:
 def _has_english_recall_alias(cand: CandidateOut) -> bool:
     """An alias with English terms of its own: English technical nouns merely copied from the
     Chinese text ("memory schema") do not cover the decision's action or constraint."""
-    copied = set(content_terms(" ".join((cand.subject, cand.statement, cand.content))))
+    copied = set(content_terms(f"{cand.subject} {cand.statement} {cand.content}"))
     for alias in cand.aliases:
         english = {t for t in query_terms(alias) if t.isascii() and any(ch.isalpha() for ch in t)}
         if english - copied:
@@ -140,6 +147,8 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
         proposals = [s for s in cand.sources if s.role == "assistant" and turns[s.turn_id].sequence < last_user_seq]
         if not proposals:
             return "adopted_needs_assistant_and_user"
+        if any(M.is_local_proposal(M.clause_around(turns[s.turn_id].assistant, s.quote)) for s in proposals):
+            return "local_correction"  # adopting a proposal limited to this place/patch stays local
         if all(M.is_apply_only(turns[s.turn_id].user) for s in batch_user):
             return "apply_only"
         return None

@@ -67,6 +67,15 @@ def is_local(text: str) -> bool:
     return _has(text, LOCAL_MARKERS)
 
 
+# An assistant proposal is checked with the same markers except a bare "here", which assistants use
+# to present anything ("Here is the plan: ...").
+PROPOSAL_LOCAL_MARKERS = tuple(m for m in LOCAL_MARKERS if m != "here")
+
+
+def is_local_proposal(text: str) -> bool:
+    return _has(text, PROPOSAL_LOCAL_MARKERS)
+
+
 def is_lasting(text: str) -> bool:
     return _has(text, LASTING_MARKERS)
 

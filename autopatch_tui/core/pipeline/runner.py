@@ -21,7 +21,13 @@ from autopatch_tui.core.errors import (
     MemoryFencedError,
     MemoryStoreError,
 )
-from autopatch_tui.core.events import EventHub, JobFinished, JobStarted, MemoryChanged, QueueCounts
+from autopatch_tui.core.events import (
+    EventHub,
+    JobFinished,
+    JobStarted,
+    MemoryChanged,
+    QueueCounts,
+)
 from autopatch_tui.core.llm.errors import ProviderError
 from autopatch_tui.core.memory import jobs
 from autopatch_tui.core.memory.health import check_runtime_invariants
@@ -31,7 +37,11 @@ from autopatch_tui.core.pipeline import consolidation, extraction, summary
 from autopatch_tui.core.pipeline.contracts import ConsolidationOut, validate_reply
 from autopatch_tui.core.pipeline.heartbeat import Heartbeat
 from autopatch_tui.core.pipeline.model_io import MemoryModel
-from autopatch_tui.core.pipeline.prompts import CONSOLIDATION_SYSTEM, EXTRACTION_SYSTEM, REPAIR_SUFFIX
+from autopatch_tui.core.pipeline.prompts import (
+    CONSOLIDATION_SYSTEM,
+    EXTRACTION_SYSTEM,
+    REPAIR_SUFFIX,
+)
 
 log = logging.getLogger(__name__)
 DEFAULT_RETRY_DELAY = 5.0
