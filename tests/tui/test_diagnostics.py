@@ -9,7 +9,6 @@ import html
 import json
 import re
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from autopatch_tui.tui.services import Services
 from tests.support.fixtures import bootstrap_healthy, raw_connect
 from tests.support.llm_stub import Reply, StubLLMServer
 from tests.support.pipeline_helpers import add_turn, cand, create_all, ext_reply, src, stub_settings
+from tests.support.tui_wait import poll as dg_poll, settle as dg_wait  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -114,25 +114,6 @@ def dg_app(mgr: MemoryManager, settings: Settings) -> AutopatchApp:
 # --------------------------------------------------------------------------- pilot helpers
 
 
-async def dg_wait(pilot: Pilot, cond: Any = None, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if cond is None or cond():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
-
-
-async def dg_poll(pilot: Pilot, cond: Any, timeout: float = 30.0) -> None:
-    """Poll `cond` while workers keep running (a blocked model call must not be waited for)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 async def open_jobs(pilot: Pilot) -> DiagnosticsScreen:

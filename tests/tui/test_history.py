@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from autopatch_tui.tui.screens.chat import ChatScreen
 from autopatch_tui.tui.screens.history import PAGE_SIZE, HistoryScreen
 from autopatch_tui.tui.services import Services
 from tests.support.fixtures import bootstrap_healthy, raw_connect
+from tests.support.tui_wait import poll as hs_poll, settle as hs_wait  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -90,26 +90,6 @@ def hs_app(repo: Path, settings: Settings) -> AutopatchApp:
 # --------------------------------------------------------------------------- pilot helpers
 
 
-async def hs_wait(pilot: Pilot, cond: Any = None, timeout: float = 30.0) -> None:
-    """Let workers finish and their results land; then poll `cond` until it holds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if cond is None or cond():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
-
-
-async def hs_poll(pilot: Pilot, cond: Any, timeout: float = 30.0) -> None:
-    """Poll `cond` without waiting on workers (`wait_for_complete` re-raises a worker's error)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 async def open_history(pilot: Pilot) -> HistoryScreen:

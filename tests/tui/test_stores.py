@@ -12,7 +12,6 @@ import json
 import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from autopatch_tui.tui.services import Services
 from tests.support.fixtures import make_git_repo
 from tests.support.llm_stub import CapturedRequest, Reply, StubLLMServer
 from tests.support.pipeline_helpers import payload_of, seed_item, stub_settings
+from tests.support.tui_wait import poll, settle as st_wait  # noqa: E402
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -92,26 +92,6 @@ def short_tmp() -> Iterator[Path]:
 # --------------------------------------------------------------------------- pilot helpers
 
 
-async def st_wait(pilot: Pilot, cond: Callable[[], Any] | None = None, timeout: float = 30.0) -> None:
-    """Let workers finish and their messages land; then poll `cond` until it holds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if cond is None or cond():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.02)
-
-
-async def poll(pilot: Pilot, cond: Callable[[], Any], timeout: float = 30.0) -> None:
-    """Poll `cond` without waiting for workers (for states while a worker still runs)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.02)
 
 
 async def open_stores(pilot: Pilot) -> StoresScreen:

@@ -29,7 +29,7 @@ from autopatch_tui.core.recall.terms import path_covers, path_specificity
 
 FIELD_RANK = {"check_id": 5, "subject": 4, "alias": 3, "keyword": 2, "content": 1}
 MATCH_TYPES = {5: "check_id", 4: "subject", 3: "alias", 2: "keyword", 1: "content"}
-COMMON_TERM_ITEMS = 500
+COMMON_TERM_ITEMS = 250
 # what Match.row carries: everything the Map, search results and ranking read (not the long content)
 ROW_COLUMNS = ("row_id", "logical_id", "revision", "kind", "subject", "statement", "strength", "origin",
                "recall_mode", "applies_to_paths", "thread_id", "status")

@@ -27,7 +27,7 @@ from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
 from autopatch_tui.tui.widgets.status_bar import StatusBar
 
-RECENT_TURNS = 30
+RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
 
 
 class ChatScreen(AppScreen):
