@@ -50,3 +50,20 @@ def test_indexed_recall_equals_the_naive_full_scan(manager, monkeypatch, seed: i
     assert nonempty >= len(queries) // 3  # the comparison is not vacuous
     if common_cap < 100:
         assert common > 0  # ... and the common-term path was exercised
+
+
+def test_request_path_specificity_agrees_with_the_reference() -> None:
+    paths_pool = ["src/net/client.py", "src/net", "src", "docs/a.md", "./src//net/x.py", "lib/[id].tsx", "srcx/a.py",
+                  "src/NET/client.py", ""]
+    applies_pool = [[], [""], ["*"], ["**"], ["src"], ["src/"], ["src/net"], ["src/net/client.py"], ["docs", "src/net"],
+                    ["**/*.py"], ["src/*"], ["src/*.py"], ["*.md"], ["lib/[id].tsx"], ["srcx"], ["src/net/**"],
+                    ["SRC"], ["src/net/client.py/extra"]]
+    rng = random.Random(4)
+    import json
+
+    for _ in range(400):
+        paths = tuple(rng.sample(paths_pool, rng.randint(0, 3)))
+        spec = matching._Specificity(paths)
+        for applies in applies_pool:
+            text = json.dumps(applies)
+            assert spec(text) == matching.path_applicability(text, paths), (applies, paths)

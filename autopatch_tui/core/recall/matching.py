@@ -25,14 +25,13 @@ from dataclasses import dataclass
 
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.recall.query import RecallPolicy
-from autopatch_tui.core.recall.terms import path_covers, path_specificity
+from autopatch_tui.core.recall.terms import normalize_path, path_covers, path_specificity
 
 FIELD_RANK = {"check_id": 5, "subject": 4, "alias": 3, "keyword": 2, "content": 1}
 MATCH_TYPES = {5: "check_id", 4: "subject", 3: "alias", 2: "keyword", 1: "content"}
 COMMON_TERM_ITEMS = 250
-# what Match.row carries: everything the Map, search results and ranking read (not the long content)
-ROW_COLUMNS = ("row_id", "logical_id", "revision", "kind", "subject", "statement", "strength", "origin",
-               "recall_mode", "applies_to_paths", "thread_id", "status")
+# what Match.row carries: exactly what the Map lines, search results and ranking read
+ROW_COLUMNS = ("row_id", "logical_id", "kind", "subject", "statement", "strength", "recall_mode", "applies_to_paths")
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in ROW_COLUMNS) + " FROM memory_items m"
 _KNOWN_KINDS = C.ITEM_KINDS
 
@@ -83,45 +82,59 @@ def applicability(row: sqlite3.Row, paths: tuple[str, ...]) -> int | None:
 
 
 class _Specificity:
-    """Per-call cache: many items share one applies-to list."""
+    """`path_applicability` for one request: the scope is normalized once, literal applies-to
+    entries are checked directly (globs go through `path_covers`), and results are cached per
+    applies-to list (many items share one)."""
 
     def __init__(self, paths: tuple[str, ...]) -> None:
         self.paths = paths
+        self.targets = [t for t in (normalize_path(p) for p in paths)]
         self.seen: dict[str, int] = {"[]": 0}
+
+    def _covers(self, entry: str) -> bool:
+        pattern = normalize_path(entry)
+        if pattern in ("", "*", "**"):
+            return True
+        if "*" in pattern or "?" in pattern:
+            return any(path_covers(entry, p) for p in self.paths)
+        prefix = pattern + "/"
+        return any(t and (t == pattern or t.startswith(prefix)) for t in self.targets)
 
     def __call__(self, applies_to_paths: str) -> int:
         spec = self.seen.get(applies_to_paths)
         if spec is None:
-            spec = self.seen[applies_to_paths] = path_applicability(applies_to_paths, self.paths)
+            applies = json.loads(applies_to_paths)
+            if not applies:
+                spec = 0
+            elif not self.paths:
+                spec = -1
+            else:
+                spec = max((path_specificity(a) for a in applies if self._covers(a)), default=-1)
+            self.seen[applies_to_paths] = spec
         return spec
 
 
 _FIELD_RANK_SQL = "CASE field " + " ".join(f"WHEN '{f}' THEN {r}" for f, r in FIELD_RANK.items()) + " ELSE 0 END"
 _FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in FIELD_RANK) + ")"
 
-# One statement (a constant text, so SQLite's prepared-statement cache serves it):
-#  q      the distinct query terms (a JSON array);
-#  df     each term's item count, counted only up to :limit (= COMMON_TERM_ITEMS + 1);
-#  g      postings of the rare terms grouped per (item, field, phrase); content needs two rare
-#         terms, a phrase needs its remaining terms to be among the common ones;
-#  h      such a phrase is completed by exact key lookups (term, item, field, phrase) of the common
-#         query terms;
-#  agg    per item: the strongest field and matched phrases + content hits;
-#  then the policy filter (kind, discussion thread, status) on the item row, by rowid lookups.
+# The gate in one statement of constant text (SQLite's statement cache keeps it prepared), given
+# the query's rare and common terms (JSON arrays):
+#  g    postings of the rare terms grouped per (item, field, phrase); content needs two rare terms,
+#       a phrase needs its remaining terms to be among the common ones;
+#  h    such a phrase is completed by exact key lookups (term, item, field, phrase) of the common
+#       query terms;
+#  agg  per item: the strongest field and matched phrases + content hits;
+#  then the policy filter (kind, discussion thread, status) on the item row, by rowid lookups
+#  (NOT INDEXED: otherwise the planner may walk a (status, ...) index over every active item).
 _LEXICAL_SQL = f"""
-WITH q(term) AS (SELECT DISTINCT value FROM json_each(:terms)),
-df(term, n) AS MATERIALIZED (
-  SELECT q.term, (SELECT count(*) FROM (SELECT DISTINCT r.item_row_id FROM recall_terms r
-                                        WHERE r.term = q.term LIMIT :limit)) FROM q),
-rare(term) AS MATERIALIZED (SELECT term FROM df WHERE n < :limit),
-common(term) AS MATERIALIZED (SELECT term FROM df WHERE n >= :limit),
+WITH rare(term) AS (SELECT value FROM json_each(:rare)),
+common(term) AS MATERIALIZED (SELECT value FROM json_each(:common)),
 g AS MATERIALIZED (
   SELECT rt.item_row_id AS item, rt.field AS field, rt.phrase AS phrase, rt.need AS need, count(*) AS hit
   FROM rare CROSS JOIN recall_terms rt ON rt.term = rare.term
   WHERE rt.field IN {_FIELDS_SQL}
   GROUP BY rt.item_row_id, rt.field, rt.phrase
-  HAVING (rt.field = 'content' AND count(*) >= 2)
-      OR (rt.field <> 'content' AND count(*) + (SELECT count(*) FROM common) >= rt.need)),
+  HAVING (rt.field = 'content' AND count(*) >= 2) OR (rt.field <> 'content' AND count(*) + :ncommon >= rt.need)),
 h AS (
   SELECT item, field, need, CASE WHEN field = 'content' OR hit >= need THEN hit ELSE hit + (
       SELECT count(*) FROM common c CROSS JOIN recall_terms x
@@ -162,11 +175,15 @@ def common_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
 def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPolicy,
                     paths: tuple[str, ...]) -> list[Match]:
     """Every active item the policy allows that passes the lexical gate, ranked."""
-    if not terms:
+    terms = list(dict.fromkeys(terms))
+    common = common_terms(conn, terms)
+    rare = [t for t in terms if t not in common]
+    if not rare:  # only common terms: nothing can be found
         return []
     clause, params = _policy_sql(policy)
-    rows = conn.execute(_LEXICAL_SQL + clause,
-                        {"terms": json.dumps(terms), "limit": COMMON_TERM_ITEMS + 1, **params}).fetchall()
+    rows = conn.execute(_LEXICAL_SQL + clause, {
+        "rare": json.dumps(rare), "common": json.dumps([t for t in terms if t in common]),
+        "ncommon": len(common), **params}).fetchall()
     spec_of = _Specificity(paths)
     out: list[Match] = []
     for r in rows:

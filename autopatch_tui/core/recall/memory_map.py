@@ -61,21 +61,41 @@ class MemoryMap:
         return "\n".join(lines)
 
 
-def _costs(matches: list[Match]) -> list[int]:
-    return [estimate_tokens(item_line(m)) + 1 for m in matches]
+class _Lane:
+    """A lane's ranked matches with their line costs. Greedy fill in rank order: an item that does
+    not fit is skipped and a later, shorter one may still fit. The exact cost (the token estimate of
+    the rendered line) is computed only for an item whose cheap lower bound fits: every character
+    weighs at least a quarter token, so ceil(len(line) / 4) + 1 never exceeds the exact cost."""
+
+    def __init__(self, matches: list[Match]) -> None:
+        self.matches = matches
+        self.bounds = [_lower_bound(m) for m in matches]
+        self.exact: list[int | None] = [None] * len(matches)
+
+    def fill(self, budget: int) -> tuple[list[Match], int]:
+        kept: list[Match] = []
+        used = 0
+        for i, m in enumerate(self.matches):
+            if used + self.bounds[i] > budget:
+                continue
+            cost = self.exact[i]
+            if cost is None:
+                cost = self.exact[i] = estimate_tokens(item_line(m)) + 1
+            if used + cost > budget:
+                continue
+            kept.append(m)
+            used += cost
+        return kept, used
 
 
-def _fill(matches: list[Match], costs: list[int], budget: int) -> tuple[list[Match], int]:
-    """Greedy fill in rank order: an item that does not fit is skipped and a later, shorter one may
-    still fit. Returns (kept, tokens used)."""
-    kept: list[Match] = []
-    used = 0
-    for m, cost in zip(matches, costs):
-        if used + cost > budget:
-            continue
-        kept.append(m)
-        used += cost
-    return kept, used
+_LINE_FIXED_CHARS = len("- [] (): — ") + 2  # the separators of item_line
+
+
+def _lower_bound(m: Match) -> int:
+    r = m.row
+    chars = (_LINE_FIXED_CHARS + len(r["logical_id"]) + len(r["kind"]) + len(r["strength"]) + len(r["subject"])
+             + min(len(r["statement"]), MAX_STATEMENT_CHARS))
+    return (chars + 3) // 4 + 1
 
 
 def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int) -> MemoryMap:
@@ -84,14 +104,14 @@ def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy
     standing_ids = {m.row["row_id"] for m in standing}
     relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths)
                 if m.row["row_id"] not in standing_ids and m.row["recall_mode"] == "on_match"]
-    s_costs, r_costs = _costs(standing), _costs(relevant)
+    s_lane, r_lane = _Lane(standing), _Lane(relevant)
     share = int(budget_tokens * STANDING_SHARE)
     # each lane first within its share; then what one lane left unused goes to the other
-    s_kept, s_used = _fill(standing, s_costs, share)
-    r_kept, r_used = _fill(relevant, r_costs, budget_tokens - share)
+    s_kept, s_used = s_lane.fill(share)
+    r_kept, r_used = r_lane.fill(budget_tokens - share)
     spare = budget_tokens - s_used - r_used
     if spare > 0 and len(r_kept) < len(relevant):
-        r_kept, r_used = _fill(relevant, r_costs, budget_tokens - share + max(0, share - s_used))
+        r_kept, r_used = r_lane.fill(budget_tokens - share + max(0, share - s_used))
     if spare > 0 and len(s_kept) < len(standing):
-        s_kept, s_used = _fill(standing, s_costs, budget_tokens - r_used)
+        s_kept, s_used = s_lane.fill(budget_tokens - r_used)
     return MemoryMap(s_kept, r_kept, len(standing) - len(s_kept), len(relevant) - len(r_kept))
