@@ -34,25 +34,25 @@ import multiprocessing as mp
 import os
 import shutil
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autopatch_tui.core.manager import MemoryManager  # noqa: E402
-from autopatch_tui.core.memory.sqlite import open_readwrite, write_txn  # noqa: E402
-from autopatch_tui.core.recall import matching  # noqa: E402
-from autopatch_tui.core.recall.memory_map import build_map  # noqa: E402
-from autopatch_tui.core.recall.query import RecallQuery, policy_for  # noqa: E402
-from autopatch_tui.core.recall.session import RecallSession  # noqa: E402
-from autopatch_tui.core.settings import load_settings  # noqa: E402
-from tests.support import recall_seed  # noqa: E402
-from tests.support.recall_seed import SyntheticCorpus, map_keys, naive_map, naive_search  # noqa: E402
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory.sqlite import open_readwrite, write_txn
+from autopatch_tui.core.recall import matching
+from autopatch_tui.core.recall.memory_map import build_map
+from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.session import RecallSession
+from autopatch_tui.core.settings import load_settings
+from tests.support import recall_seed
+from tests.support.recall_seed import SyntheticCorpus, map_keys, naive_map, naive_search
 
 MAP_BUDGET = 2000
 TARGET_P95_MS = 5.0
@@ -201,12 +201,12 @@ def measure(repo: Path, threads: list[str], n: int, queries: int) -> dict[str, o
         map_cpu: list[float] = []
         search_cpu: list[float] = []
         for _, query, policy, text in requests:
-            dt, mm = _time(lambda: build_map(conn, query, policy, budget_tokens=MAP_BUDGET), map_cpu)
+            dt, mm = _time(partial(build_map, conn, query, policy, budget_tokens=MAP_BUDGET), map_cpu)
             map_t.append(dt)
             map_out.append(map_keys(mm))
             session = RecallSession(mgr.store.conn, RecallQuery(query.intent, "", query.scope_paths,
                                                                 finding_path=query.finding_path), policy)
-            dt, res = _time(lambda: session.search(text), search_cpu)
+            dt, res = _time(partial(session.search, text), search_cpu)
             search_t.append(dt)
             search_out.append(res)
         # the naive baseline on every k-th query, with the same requests
@@ -218,11 +218,11 @@ def measure(repo: Path, threads: list[str], n: int, queries: int) -> dict[str, o
         identical = True
         for i in picked:
             _, query, policy, text = requests[i]
-            dt, mm = _time(lambda: naive_map(conn, query, policy, budget_tokens=MAP_BUDGET))
+            dt, mm = _time(partial(naive_map, conn, query, policy, budget_tokens=MAP_BUDGET))
             base_map_t.append(dt)
             identical &= map_keys(mm) == map_out[i]
             sq = RecallQuery(query.intent, "", query.scope_paths, finding_path=query.finding_path)
-            dt, res = _time(lambda: naive_search(conn, sq, policy, text))
+            dt, res = _time(partial(naive_search, conn, sq, policy, text))
             base_search_t.append(dt)
             identical &= res == search_out[i]
         hits = sum(1 for r in search_out if r)

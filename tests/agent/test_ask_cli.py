@@ -73,7 +73,7 @@ def test_no_model_explains_configuration_and_stores_nothing(repo, invoke_cli, ll
 
 
 def test_unknown_model_without_window_exits_1_with_a_clear_message(repo, model_env, llm_stub, invoke_cli) -> None:
-    rc, out, err = invoke_cli("ask", "hello", env={"AUTOPATCH_LLM_MODEL": "my-local-model"})
+    rc, _, err = invoke_cli("ask", "hello", env={"AUTOPATCH_LLM_MODEL": "my-local-model"})
     assert rc == 1 and "AUTOPATCH_LLM_CONTEXT_WINDOW" in err and "my-local-model" in err
     assert turns(repo) == [] and llm_stub.requests_for("chat") == []
 

@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.recall.query import RecallQuery
 from tests.support.llm_stub import CapturedRequest, Reply

@@ -8,7 +8,11 @@ import os
 
 import pytest
 
-from autopatch_tui.core.agent.source_tools import MAX_READ_LINES, SourceToolError, SourceTools
+from autopatch_tui.core.agent.source_tools import (
+    MAX_READ_LINES,
+    SourceToolError,
+    SourceTools,
+)
 from tests.support.llm_stub import Reply
 
 from .conftest import chat_requests
@@ -44,7 +48,7 @@ def test_refused_paths(tree, path) -> None:
 
 
 def test_allowed_reads_are_line_numbered_and_bounded(tree) -> None:
-    repo, outside = tree
+    repo, _ = tree
     tools = SourceTools(repo)
     out = tools.read_file("src/app.py", 10, 12)
     assert out.splitlines() == ["src/app.py lines 10-12 of 1000", "10: line 10", "11: line 11", "12: line 12"]

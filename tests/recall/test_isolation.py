@@ -4,6 +4,8 @@ queries, so guessed or forced IDs are refused too."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from autopatch_tui.core import constants as C
@@ -55,7 +57,7 @@ def test_policies_are_immutable_and_typed_per_intent() -> None:
         p = policy_for(intent, "thr-1")  # a repair policy drops the thread even when given one
         assert p.repair and not p.include_history and p.thread_id is None and p.discussion_thread is None
         assert p.kinds == C.PROJECT_KINDS and p.require_path_applicability
-        with pytest.raises(Exception):
+        with pytest.raises(dataclasses.FrozenInstanceError):
             p.kinds = C.ITEM_KINDS  # type: ignore[misc]
     with pytest.raises(UsageError):
         policy_for("made_up", None)

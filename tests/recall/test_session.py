@@ -18,11 +18,15 @@ from autopatch_tui.core.recall.session import (
     RecallSession,
 )
 from autopatch_tui.core.recall.terms import MAX_QUERY_TERMS
-from tests.support.recall_seed import active_thread, add_turn, revise_item, seed_item, seed_many
+from tests.support.recall_seed import (
+    active_thread,
+    add_turn,
+    revise_item,
+    seed_item,
+    seed_many,
+)
 
-WORDS = ("apple banana cherry damson elder fig grape hazel iris juniper kale lemon mango nectar olive papaya "
-         "quince radish sorrel tomato ugli vanilla walnut xigua yarrow zucchini acorn basil clove dill endive "
-         "fennel garlic").split()
+WORDS = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel", "iris", "juniper", "kale", "lemon", "mango", "nectar", "olive", "papaya", "quince", "radish", "sorrel", "tomato", "ugli", "vanilla", "walnut", "xigua", "yarrow", "zucchini", "acorn", "basil", "clove", "dill", "endive", "fennel", "garlic"]
 
 
 def new_session(mgr, text: str = "", *, intent: str = "general_chat", paths: tuple[str, ...] = (),

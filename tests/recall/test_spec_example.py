@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from tests.support.fixtures import query
 from tests.support.fixtures import db_path as store_db
+from tests.support.fixtures import query
 from tests.support.recall_seed import seed_item
 
 DECISION = "旧 memory schema 不兼容，直接删除"

@@ -9,15 +9,27 @@ and inserts the next one, as a consolidation `revise` does. Everything runs in o
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
+from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.ids import new_id
-from autopatch_tui.core.memory.item_writes import insert_revision, link_candidates, retire_revision
+from autopatch_tui.core.memory.item_writes import (
+    insert_revision,
+    link_candidates,
+    retire_revision,
+)
 from autopatch_tui.core.memory.items import ItemFields
 from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.recall import matching as _matching
+from autopatch_tui.core.recall import memory_map as _memory_map
+from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
+from autopatch_tui.core.recall.session import MAX_RESULTS
+from autopatch_tui.core.recall.terms import content_terms, is_check_id, phrase_terms
 
 
 @dataclass(frozen=True)
@@ -113,11 +125,6 @@ def add_turn(conn_owner: object, user_text: str, answer: str | None, *, intent: 
 # It is the specification the indexed path (matching.py / memory_map.py) must agree with, and the
 # baseline of bench/recall.py.
 
-from autopatch_tui.core.recall import matching as _matching  # noqa: E402
-from autopatch_tui.core.recall import memory_map as _memory_map  # noqa: E402
-from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery  # noqa: E402
-from autopatch_tui.core.recall.session import MAX_RESULTS  # noqa: E402
-from autopatch_tui.core.recall.terms import content_terms, is_check_id, phrase_terms  # noqa: E402
 
 
 def _visible(row: sqlite3.Row, policy: RecallPolicy) -> bool:
@@ -229,44 +236,11 @@ def map_keys(mm: _memory_map.MemoryMap) -> tuple[object, ...]:
 
 # =========================================================================== synthetic bilingual stores
 
-import random  # noqa: E402
-from itertools import accumulate  # noqa: E402
 
-from autopatch_tui.core.errors import MemoryContractError  # noqa: E402
 
-EN_CORE = """
-config cache test build deploy error log user request response api client server database query index schema
-migration version release branch commit patch review merge module package import export function method class
-interface type value field record table column row key token session auth login password permission role
-admin service worker queue job task thread process memory disk file path directory folder stream buffer
-socket connection timeout retry backoff limit rate quota budget metric trace span event handler callback
-promise async await lock mutex transaction rollback snapshot backup restore upgrade downgrade compatibility
-backward forward legacy deprecated remove delete create update insert select filter sort page cursor offset
-parser lexer token grammar compiler runtime vm container image docker kubernetes cluster node pod network
-proxy gateway router route middleware plugin extension hook script shell command option flag argument env
-variable constant secret credential certificate encryption hash signature verify validate sanitize escape
-encode decode serialize json yaml toml xml csv protobuf grpc http https websocket rest graphql endpoint
-frontend backend ui widget layout style theme color font screen dialog modal button input form label
-test fixture mock stub spy assert coverage benchmark profile performance latency throughput memory leak
-refactor rename extract inline split naming convention lint format style guide docstring comment readme
-changelog license dependency vendor lockfile pin upgrade security vulnerability audit finding scanner rule
-check warning severity suppress ignore baseline report summary checkpoint thread turn history context prompt
-model provider embedding vector search recall match alias keyword subject statement content decision
-preference discussion project repository workspace monorepo submodule worktree remote origin upstream fork
-pytest unittest jest mocha junit gradle maven cargo npm pip poetry venv conda makefile cmake bazel ninja
-python java rust golang typescript javascript kotlin swift ruby php scala haskell elixir clojure sql sqlite
-postgres mysql redis kafka rabbitmq nginx apache linux windows macos unicode utf ascii locale timezone date
-""".split()
-EN_STOP = "the a to of and in for is we should use when it not be with on this that".split()
-ZH_CORE = """
-配置 缓存 测试 构建 部署 错误 日志 用户 请求 响应 接口 客户端 服务端 数据库 查询 索引 模式 迁移 版本 发布
-分支 提交 补丁 审查 合并 模块 函数 方法 类型 字段 记录 表格 会话 认证 登录 密码 权限 角色 管理员 服务 队列
-任务 线程 进程 内存 磁盘 文件 路径 目录 超时 重试 限流 预算 指标 事件 回调 异步 事务 回滚 快照 备份 恢复
-升级 兼容 向后兼容 旧版 废弃 删除 创建 更新 插入 过滤 排序 分页 解析 编译 运行时 容器 镜像 集群 网络 代理
-网关 路由 插件 扩展 脚本 命令 参数 变量 常量 密钥 证书 加密 签名 校验 序列化 前端 后端 界面 布局 主题 性能
-延迟 吞吐 泄漏 重构 命名 规范 注释 文档 依赖 安全 漏洞 扫描 规则 警告 忽略 报告 摘要 历史 上下文 模型 检索
-召回 别名 关键词 决定 偏好 讨论 项目 仓库 工作区 远程 上游 统一 默认 禁止 必须 保留 直接 不要 优先 避免
-""".split()
+EN_CORE = ["config", "cache", "test", "build", "deploy", "error", "log", "user", "request", "response", "api", "client", "server", "database", "query", "index", "schema", "migration", "version", "release", "branch", "commit", "patch", "review", "merge", "module", "package", "import", "export", "function", "method", "class", "interface", "type", "value", "field", "record", "table", "column", "row", "key", "token", "session", "auth", "login", "password", "permission", "role", "admin", "service", "worker", "queue", "job", "task", "thread", "process", "memory", "disk", "file", "path", "directory", "folder", "stream", "buffer", "socket", "connection", "timeout", "retry", "backoff", "limit", "rate", "quota", "budget", "metric", "trace", "span", "event", "handler", "callback", "promise", "async", "await", "lock", "mutex", "transaction", "rollback", "snapshot", "backup", "restore", "upgrade", "downgrade", "compatibility", "backward", "forward", "legacy", "deprecated", "remove", "delete", "create", "update", "insert", "select", "filter", "sort", "page", "cursor", "offset", "parser", "lexer", "token", "grammar", "compiler", "runtime", "vm", "container", "image", "docker", "kubernetes", "cluster", "node", "pod", "network", "proxy", "gateway", "router", "route", "middleware", "plugin", "extension", "hook", "script", "shell", "command", "option", "flag", "argument", "env", "variable", "constant", "secret", "credential", "certificate", "encryption", "hash", "signature", "verify", "validate", "sanitize", "escape", "encode", "decode", "serialize", "json", "yaml", "toml", "xml", "csv", "protobuf", "grpc", "http", "https", "websocket", "rest", "graphql", "endpoint", "frontend", "backend", "ui", "widget", "layout", "style", "theme", "color", "font", "screen", "dialog", "modal", "button", "input", "form", "label", "test", "fixture", "mock", "stub", "spy", "assert", "coverage", "benchmark", "profile", "performance", "latency", "throughput", "memory", "leak", "refactor", "rename", "extract", "inline", "split", "naming", "convention", "lint", "format", "style", "guide", "docstring", "comment", "readme", "changelog", "license", "dependency", "vendor", "lockfile", "pin", "upgrade", "security", "vulnerability", "audit", "finding", "scanner", "rule", "check", "warning", "severity", "suppress", "ignore", "baseline", "report", "summary", "checkpoint", "thread", "turn", "history", "context", "prompt", "model", "provider", "embedding", "vector", "search", "recall", "match", "alias", "keyword", "subject", "statement", "content", "decision", "preference", "discussion", "project", "repository", "workspace", "monorepo", "submodule", "worktree", "remote", "origin", "upstream", "fork", "pytest", "unittest", "jest", "mocha", "junit", "gradle", "maven", "cargo", "npm", "pip", "poetry", "venv", "conda", "makefile", "cmake", "bazel", "ninja", "python", "java", "rust", "golang", "typescript", "javascript", "kotlin", "swift", "ruby", "php", "scala", "haskell", "elixir", "clojure", "sql", "sqlite", "postgres", "mysql", "redis", "kafka", "rabbitmq", "nginx", "apache", "linux", "windows", "macos", "unicode", "utf", "ascii", "locale", "timezone", "date"]
+EN_STOP = ["the", "a", "to", "of", "and", "in", "for", "is", "we", "should", "use", "when", "it", "not", "be", "with", "on", "this", "that"]
+ZH_CORE = ["配置", "缓存", "测试", "构建", "部署", "错误", "日志", "用户", "请求", "响应", "接口", "客户端", "服务端", "数据库", "查询", "索引", "模式", "迁移", "版本", "发布", "分支", "提交", "补丁", "审查", "合并", "模块", "函数", "方法", "类型", "字段", "记录", "表格", "会话", "认证", "登录", "密码", "权限", "角色", "管理员", "服务", "队列", "任务", "线程", "进程", "内存", "磁盘", "文件", "路径", "目录", "超时", "重试", "限流", "预算", "指标", "事件", "回调", "异步", "事务", "回滚", "快照", "备份", "恢复", "升级", "兼容", "向后兼容", "旧版", "废弃", "删除", "创建", "更新", "插入", "过滤", "排序", "分页", "解析", "编译", "运行时", "容器", "镜像", "集群", "网络", "代理", "网关", "路由", "插件", "扩展", "脚本", "命令", "参数", "变量", "常量", "密钥", "证书", "加密", "签名", "校验", "序列化", "前端", "后端", "界面", "布局", "主题", "性能", "延迟", "吞吐", "泄漏", "重构", "命名", "规范", "注释", "文档", "依赖", "安全", "漏洞", "扫描", "规则", "警告", "忽略", "报告", "摘要", "历史", "上下文", "模型", "检索", "召回", "别名", "关键词", "决定", "偏好", "讨论", "项目", "仓库", "工作区", "远程", "上游", "统一", "默认", "禁止", "必须", "保留", "直接", "不要", "优先", "避免"]
 ZH_CHARS = ("的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面"
             "而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好"
             "应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命"

@@ -13,7 +13,12 @@ from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
 from autopatch_tui.core.agent.router import classify, explicit_intent
 from autopatch_tui.core.agent.source_tools import SourceTools
 from autopatch_tui.core.agent.tools import ToolBox
-from autopatch_tui.core.errors import AutopatchError, ConfigError, MemoryStoreError, NoModelError
+from autopatch_tui.core.errors import (
+    AutopatchError,
+    ConfigError,
+    MemoryStoreError,
+    NoModelError,
+)
 from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops

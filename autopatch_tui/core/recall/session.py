@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.memory.items import item_sources
-from autopatch_tui.core.recall.matching import applicability, lexical_matches, policy_filter_sql
+from autopatch_tui.core.recall.matching import (
+    applicability,
+    lexical_matches,
+    policy_filter_sql,
+)
 from autopatch_tui.core.recall.memory_map import MemoryMap, build_map
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 from autopatch_tui.core.recall.terms import normalize_text
