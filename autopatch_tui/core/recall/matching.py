@@ -7,10 +7,10 @@ The lexical gate (spec "无向量渐进检索"):
 
 Document frequency. A query term indexed for more than `COMMON_TERM_ITEMS` active items is
 *common*: it carries almost no evidence and its posting list is long. A common term still counts
-toward completing a phrase (``config loader`` needs both words), but it cannot be the only kind of
-term in a matching phrase, and it never counts as one of the two content terms. So every match is
-found from the postings of the query's non-common terms, and the cost of a query is bounded by
-``len(terms) * COMMON_TERM_ITEMS`` index rows whatever the size of the store. A store with no more
+toward completing a phrase (``config loader`` needs both words), but a phrase made only of common
+terms does not match, and a common term never counts as one of the two content terms. So every
+match is found from the postings of the query's non-common terms, and the cost of a query stays
+around ``len(terms) * COMMON_TERM_ITEMS`` postings whatever the size of the store. A store with no more
 than `COMMON_TERM_ITEMS` active items has no common term: the gate applies in full.
 
 Candidates are then filtered by the request policy inside SQL (kind, status, discussion thread) and
