@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from autopatch_tui.core.agent import chat as chat_module
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.settings import load_settings
 from tests.support.llm_stub import CapturedRequest, StubLLMServer
 
@@ -61,3 +63,17 @@ def chat(chat_mgr: MemoryManager) -> ChatService:
 
 def chat_requests(stub: StubLLMServer) -> list[CapturedRequest]:
     return stub.requests_for("chat")
+
+
+@pytest.fixture
+def sessions(monkeypatch: pytest.MonkeyPatch) -> list[RecallSession]:
+    """Every RecallSession a request creates (to inspect it after the request)."""
+    made: list[RecallSession] = []
+
+    class Spy(RecallSession):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(chat_module, "RecallSession", Spy)
+    return made

@@ -8,31 +8,16 @@ import json
 
 import pytest
 
-from autopatch_tui.core.agent import chat as chat_module
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.agent.loop import MAX_STEPS, AgentCallbacks
 from autopatch_tui.core.errors import ConfigError, NoModelError, UsageError
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.settings import load_settings
 from tests.support.llm_stub import CapturedRequest, Reply
 from tests.support.recall_seed import seed_item
 
 from .conftest import chat_requests
 
-
-@pytest.fixture
-def sessions(monkeypatch) -> list[RecallSession]:
-    """Every RecallSession a request creates (to inspect it after the request)."""
-    made: list[RecallSession] = []
-
-    class Spy(RecallSession):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    monkeypatch.setattr(chat_module, "RecallSession", Spy)
-    return made
 
 
 def tool_messages(request: CapturedRequest) -> list[str]:

@@ -6,25 +6,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
-from autopatch_tui.core.agent import chat as chat_module
-from autopatch_tui.core.recall.session import RecallSession
 from tests.support.llm_stub import CapturedRequest, Reply
 from tests.support.recall_seed import active_thread, add_turn, seed_item
 
-
-@pytest.fixture
-def sessions(monkeypatch) -> list[RecallSession]:
-    made: list[RecallSession] = []
-
-    class Spy(RecallSession):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    monkeypatch.setattr(chat_module, "RecallSession", Spy)
-    return made
 
 
 def test_new_during_a_request_does_not_move_it(chat, chat_mgr, llm_stub, sessions) -> None:
