@@ -249,11 +249,9 @@ def test_provider_timeout_is_retryable(make_manager, llm_stub):
     assert job_of_turn(mgr, t)["failure_phase"] == "provider"
 
 
-def test_sqlite_lock_at_commit_goes_to_retry_wait(make_manager, llm_stub, monkeypatch):
-    """Another connection holds the write lock (BEGIN IMMEDIATE) exactly while the result commits."""
-    mgr = make_manager()
-    t = add_turn(mgr, GOOD_USER, "ok")
-    llm_stub.script("extraction", _good(t))
+def _lock_extraction_commits(mgr, monkeypatch):
+    """Make another connection hold the write lock (BEGIN IMMEDIATE) exactly while an extraction
+    result commits; this thread's busy timeout is short. Returns that connection (close it)."""
     mgr.store.conn().execute("PRAGMA busy_timeout = 50")  # this thread's connection (the step runs here)
     real_commit = extraction_mod.commit
     holder = raw_connect(mgr.paths.db)
@@ -266,6 +264,15 @@ def test_sqlite_lock_at_commit_goes_to_retry_wait(make_manager, llm_stub, monkey
             holder.execute("ROLLBACK")
 
     monkeypatch.setattr(extraction_mod, "commit", commit_while_locked)
+    return holder
+
+
+def test_sqlite_lock_at_commit_goes_to_retry_wait(make_manager, llm_stub, monkeypatch):
+    """Another connection holds the write lock (BEGIN IMMEDIATE) exactly while the result commits."""
+    mgr = make_manager()
+    t = add_turn(mgr, GOOD_USER, "ok")
+    llm_stub.script("extraction", _good(t))
+    holder = _lock_extraction_commits(mgr, monkeypatch)
     try:
         outcome = mgr.runner.step(force=True)
     finally:
@@ -284,18 +291,7 @@ def test_sqlite_lock_twice_is_terminal(make_manager, llm_stub, monkeypatch):
     mgr = make_manager(clock=clock)
     t = add_turn(mgr, GOOD_USER, "ok")
     llm_stub.default("extraction", _good(t))
-    mgr.store.conn().execute("PRAGMA busy_timeout = 50")
-    real_commit = extraction_mod.commit
-    holder = raw_connect(mgr.paths.db)
-
-    def commit_while_locked(*args, **kwargs):
-        holder.execute("BEGIN IMMEDIATE")
-        try:
-            return real_commit(*args, **kwargs)
-        finally:
-            holder.execute("ROLLBACK")
-
-    monkeypatch.setattr(extraction_mod, "commit", commit_while_locked)
+    holder = _lock_extraction_commits(mgr, monkeypatch)
     try:
         assert mgr.runner.step(force=True).status == "retry_wait"
         clock.advance(10)
