@@ -40,6 +40,9 @@ from autopatch_tui.core.memory.sqlite import enable_wal, open_readwrite, write_t
 from autopatch_tui.core.paths import StorePaths  # noqa: E402
 from autopatch_tui.core.stores.service import StoreService  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.support.fixtures import write_git_layout  # noqa: E402
+
 MERGE_TARGET = 3.0
 SCAN_TARGET = 1.0
 THREADS = 10
@@ -48,18 +51,6 @@ WORDS = ("parser", "lexer", "config", "cache", "retry", "schema", "index", "rend
 
 
 # --------------------------------------------------------------------------- seeding
-
-
-def write_git_checkout(root: Path, remote: str | None) -> Path:
-    """The on-disk layout `git init` + `git remote add origin` leave (what the app reads)."""
-    (root / ".git" / "objects").mkdir(parents=True, exist_ok=True)
-    (root / ".git" / "refs").mkdir(exist_ok=True)
-    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    cfg = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
-    if remote:
-        cfg += f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
-    (root / ".git" / "config").write_text(cfg)
-    return root.resolve()
 
 
 def create_store(root: Path, remote: str | None, now: float) -> tuple[str, Path]:
@@ -130,7 +121,7 @@ def bench_merge(base: Path, *, turns: int, items: int, run: int) -> tuple[float,
     now = time.time()
     names = []
     for key in ("source", "target"):
-        root = write_git_checkout(base / f"run{run}" / key, f"https://example.com/org/{key}.git")
+        root = write_git_layout(base / f"run{run}" / key, f"https://example.com/org/{key}.git")
         names.append(create_store(root, f"https://example.com/org/{key}.git", now))
     overlap = max(1, items // 20)
     same = [(f"shared rule {i}", f"Shared statement {i}.") for i in range(overlap)]
@@ -170,7 +161,7 @@ def bench_scan(base: Path, *, stores: int) -> tuple[float, float, float, int, in
             remote = f"git@example.com:org/shared-{i // 2}.git" if i % 2 else f"https://example.com/org/shared-{i // 2}"
         else:
             remote = f"https://example.com/org/solo-{i}.git"
-        root = write_git_checkout(base / "checkouts" / f"c{i:03d}" / "proj", remote)
+        root = write_git_layout(base / "checkouts" / f"c{i:03d}" / "proj", remote)
         _, db = create_store(root, remote, now)
         conn = open_readwrite(db)
         with write_txn(conn):

@@ -85,14 +85,21 @@ def make_git_repo(path: Path, remote: str | None = DEFAULT_REMOTE) -> Path:
         if remote:
             subprocess.run([GIT, "-C", str(path), "remote", "add", "origin", remote], check=True, env=env,
                            capture_output=True)
-    else:  # the same on-disk layout git would create, enough for the filesystem-only repo resolution
-        (path / ".git" / "objects").mkdir(parents=True, exist_ok=True)
-        (path / ".git" / "refs").mkdir(exist_ok=True)
-        (path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-        cfg = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
-        if remote:
-            cfg += f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
-        (path / ".git" / "config").write_text(cfg)
+    else:
+        write_git_layout(path, remote)
+    return path.resolve()
+
+
+def write_git_layout(path: Path, remote: str | None) -> Path:
+    """The on-disk layout `git init` + `git remote add origin` leave: enough for the app's
+    filesystem-only repository resolution, without starting a `git` process."""
+    (path / ".git" / "objects").mkdir(parents=True, exist_ok=True)
+    (path / ".git" / "refs").mkdir(exist_ok=True)
+    (path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    cfg = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+    if remote:
+        cfg += f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+    (path / ".git" / "config").write_text(cfg)
     return path.resolve()
 
 
