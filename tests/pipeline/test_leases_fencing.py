@@ -36,6 +36,15 @@ FAST = {"MEMORY_LEASE_SECONDS": 1, "MEMORY_HEARTBEAT_SECONDS": 0.2}
 USER = "From now on always use tabs."
 
 
+def _steal_lease(mgr, turn_id: str) -> None:
+    """Another owner takes the job's lease behind the worker's back (from its own connection)."""
+    thief = raw_connect(mgr.paths.db)
+    try:
+        thief.execute("UPDATE memory_jobs SET lease_owner = 'another-host:1:x' WHERE turn_id = ?", (turn_id,))
+    finally:
+        thief.close()
+
+
 def _valid(t, checkpoint_text="CP late"):
     return ext_reply(cand(src(t, "user", "always use tabs"), subject="indentation"), checkpoint=checkpoint_text)
 
@@ -122,11 +131,7 @@ def test_stolen_lease_fences_the_late_result(make_manager, llm_stub, reply_kind,
     llm_stub.default("extraction_repair", _valid(t))
     th, out = _step_in_thread(mgr)
     assert llm_stub.wait_for_requests(1, task="extraction")
-    thief = raw_connect(mgr.paths.db)
-    try:
-        thief.execute("UPDATE memory_jobs SET lease_owner = 'another-host:1:x' WHERE turn_id = ?", (t.turn_id,))
-    finally:
-        thief.close()
+    _steal_lease(mgr, t.turn_id)
     if heartbeat < 1:
         time.sleep(0.35)
     release.set()
@@ -283,11 +288,7 @@ def test_a_fenced_worker_does_not_even_record_its_failure(make_manager, llm_stub
     llm_stub.script("extraction", Reply(status=503, wait_event=release))
     th, out = _step_in_thread(mgr)
     assert llm_stub.wait_for_requests(1, task="extraction")
-    thief = raw_connect(mgr.paths.db)
-    try:
-        thief.execute("UPDATE memory_jobs SET lease_owner = 'another-host:1:x' WHERE turn_id = ?", (t.turn_id,))
-    finally:
-        thief.close()
+    _steal_lease(mgr, t.turn_id)
     release.set()
     th.join(10)
     assert out[0].status == "fenced"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from autopatch_tui.core.identity.names import canonical_location, is_store_name, store_name_for_location
 from autopatch_tui.core.manager import MemoryManager
