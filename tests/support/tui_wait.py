@@ -6,7 +6,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from textual.errors import NoWidget
 from textual.pilot import Pilot
+from textual.widget import Widget
 
 
 async def settle(pilot: Pilot, cond: Callable[[], Any] | None = None, timeout: float = 30.0) -> None:
@@ -30,3 +32,30 @@ async def poll(pilot: Pilot, cond: Callable[[], Any], timeout: float = 30.0) -> 
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         await pilot.pause(0.02)
+
+
+async def click(pilot: Pilot, target: Widget | str, timeout: float = 30.0) -> None:
+    """Click `target` once the compositor has laid it out where it is drawn (a widget mounted a
+    moment ago may still have a stale region under load, a toast may cover it for a while) and
+    assert that the click landed on it. On a timeout the error names what was drawn there."""
+    widget = pilot.app.screen.query_one(target) if isinstance(target, str) else target
+    seen: list[str] = []
+
+    def drawn() -> bool:
+        region = widget.region
+        if not region.area:
+            seen[:] = [f"{widget!r} has no region"]
+            return False
+        try:
+            hit, _ = pilot.app.screen.get_widget_at(region.x, region.y)  # where Pilot clicks
+        except NoWidget:
+            seen[:] = [f"nothing drawn at {region.offset}"]
+            return False
+        seen[:] = [f"{hit!r} drawn at {region.offset}"]
+        return widget in hit.ancestors_with_self
+
+    try:
+        await poll(pilot, drawn, timeout)
+    except AssertionError:
+        raise AssertionError(f"{widget!r} never became clickable: {seen[0] if seen else '?'}") from None
+    assert await pilot.click(widget), f"the click missed {widget!r}"

@@ -14,6 +14,7 @@ from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.chat_log import AssistantMessage, NoteMessage, UserMessage
 from tests.support.llm_stub import Reply
+from tests.support.tui_wait import click
 
 SIZE = (110, 34)
 
@@ -41,7 +42,7 @@ def notes(app) -> list[str]:
 
 
 async def type_and_send(pilot, text: str) -> None:
-    await pilot.click("#prompt")
+    await click(pilot, "#prompt")
     prompt = pilot.app.screen.query_one("#prompt")
     prompt.insert(text)
     await pilot.press("enter")

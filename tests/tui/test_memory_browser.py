@@ -30,6 +30,7 @@ from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_browser import MemoryBrowserScreen, SourceList, locate_quote, quote_in_turn
 from autopatch_tui.tui.services import Services
 from tests.support.fixtures import FakeClock, db_path, raw_connect
+from tests.support.tui_wait import click, poll
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -525,9 +526,8 @@ async def test_degraded_store_shows_the_diagnostic_and_clears_behind_a_confirmat
         await pilot.press("n")
         await settle(pilot)
         assert not mgr.healthy and screen.healthy is False
-        await pilot.click("#mb-clear")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
+        await click(pilot, "#mb-clear")
+        await poll(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await settle(pilot)
         assert mgr.healthy and screen.healthy is True

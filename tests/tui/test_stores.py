@@ -35,7 +35,7 @@ from autopatch_tui.tui.services import Services
 from tests.support.fixtures import make_git_repo
 from tests.support.llm_stub import CapturedRequest, Reply, StubLLMServer
 from tests.support.pipeline_helpers import payload_of, seed_item, stub_settings
-from tests.support.tui_wait import poll, settle as st_wait  # noqa: E402
+from tests.support.tui_wait import click, poll, settle as st_wait  # noqa: E402
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -137,7 +137,7 @@ def merge_buttons(dialog: MergeDialog) -> list[Button]:
 
 async def merge_row(pilot: Pilot, dialog: MergeDialog, row: ProposalRow) -> None:
     """Press the row's Merge button and confirm."""
-    await pilot.click(row.query_one(".merge", Button))
+    await click(pilot, row.query_one(".merge", Button))
     await poll(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
     await pilot.press("y")
     await poll(pilot, lambda: pilot.app.screen is dialog)
@@ -189,7 +189,7 @@ async def test_store_list_opens_the_dialog_by_binding_and_button_and_escape_goes
         dialog = await open_dialog(pilot, screen)
         await pilot.press("escape")
         assert app.screen is screen
-        await pilot.click("#stores-scan")
+        await click(pilot, "#stores-scan")
         assert isinstance(app.screen, MergeDialog)
         await st_wait(pilot, lambda: not app.screen.scanning)
         await pilot.press("escape")
@@ -425,7 +425,7 @@ async def test_swap_is_keyed_by_the_pair_and_survives_merging_another_proposal(
         assert {r.pair for r in rows} == set(pairs) and len(rows) == 3
         first, second, third = rows
         # swap the second with its button, then back and forth with the binding on the highlighted row
-        await pilot.click(second.query_one(".swap", Button))
+        await click(pilot, second.query_one(".swap", Button))
         assert dialog.highlighted == second.pair and second.swapped
         assert (second.source, second.target) == (second.proposal.target, second.proposal.source)
         assert "direction swapped" in shown(pilot, second)
