@@ -24,6 +24,7 @@ from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
+from autopatch_tui.core.repair.workspace import ReviewState
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,10 @@ class ChatResult:
 
 
 class ChatService:
-    def __init__(self, manager: MemoryManager) -> None:
+    def __init__(self, manager: MemoryManager, review: ReviewState | None = None) -> None:
+        """`review`: the app session's audit state; with it, routing may choose `code_audit`."""
         self.manager = manager
+        self.review = review
 
     def _model(self) -> str:
         if self.manager.client is None:
@@ -71,18 +74,23 @@ class ChatService:
             client = mgr.client
             assert client is not None
             if chosen is None:
-                chosen = classify(client, model, text)
+                chosen = classify(client, model, text, audit=self.review is not None)
                 if chosen != handle.intent:
                     turn_ops.set_intent(mgr.store.conn(), handle.turn_id, chosen)
-            run = self.respond(handle, chosen, text, model=model, profile=profile, callbacks=callbacks)
+            if chosen == "code_audit" and self.review is not None:
+                from autopatch_tui.core.repair.workflows import RepairService  # repair imports this module
+
+                answer = RepairService(mgr, self.review).audit_turn(handle, text, callbacks=callbacks)
+            else:
+                answer = self.respond(handle, chosen, text, model=model, profile=profile, callbacks=callbacks).answer
         except (AutopatchError, KeyboardInterrupt):
             try:
                 mgr.fail_turn(handle)
             except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
                 log.warning("could not mark the turn failed: %s", type(store_exc).__name__)
             raise
-        mgr.complete_turn(handle, run.answer)
-        return ChatResult(handle.turn_id, handle.thread_id, run.answer, "completed", chosen)
+        mgr.complete_turn(handle, answer)
+        return ChatResult(handle.turn_id, handle.thread_id, answer, "completed", chosen)
 
     def respond(self, handle: turn_ops.TurnHandle, intent: str, text: str, *, model: str, profile: ContextProfile,
                 callbacks: AgentCallbacks | None = None, query: RecallQuery | None = None) -> AgentRun:

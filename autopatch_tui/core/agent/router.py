@@ -13,6 +13,11 @@ CLASSIFY_SYSTEM = (
     "Classify the developer's message. Reply with exactly one word: code_explain when they ask how specific "
     "code in their repository works or what it does; general_chat otherwise."
 )
+CLASSIFY_AUDIT = (
+    "Classify the developer's message. Reply with exactly one word: code_audit when they ask to scan, audit or "
+    "find and fix defects in their code; code_explain when they ask how specific code in their repository works "
+    "or what it does; general_chat otherwise."
+)
 
 
 def explicit_intent(intent: str | None) -> str | None:
@@ -23,12 +28,15 @@ def explicit_intent(intent: str | None) -> str | None:
     return intent
 
 
-def classify(client: LLMClient, model: str, text: str) -> str:
-    """The classifier's choice; `general_chat` when the reply is not a known intent or the call fails."""
+def classify(client: LLMClient, model: str, text: str, *, audit: bool = False) -> str:
+    """The classifier's choice; `general_chat` when the reply is not a known intent or the call fails.
+    `audit`: the caller can run the `code_audit` workflow, so the classifier may choose it."""
+    choices = ROUTABLE + (("code_audit",) if audit else ())
     try:
         completion = client.complete(task="classify", model=model, temperature=0, max_tokens=8, messages=[
-            {"role": "system", "content": CLASSIFY_SYSTEM}, {"role": "user", "content": text[:4000]}])
+            {"role": "system", "content": CLASSIFY_AUDIT if audit else CLASSIFY_SYSTEM},
+            {"role": "user", "content": text[:4000]}])
     except ProviderError:
         return "general_chat"
     word = (completion.content or "").strip().strip("`'\".").lower()
-    return word if word in ROUTABLE else "general_chat"
+    return word if word in choices else "general_chat"

@@ -73,7 +73,7 @@ def begin_turn(
     if not isinstance(user_text, str):
         raise UsageError("user text must be a string")
     stored = bounded_scope(scope_paths)
-    keys = [str(k) for k in evidence_keys]
+    keys = [str(k) for k in evidence_keys][:C.MAX_EVIDENCE_KEYS]
     turn_id = new_id("turn")
     with write_txn(conn):
         ensure_writable(conn)
@@ -171,6 +171,17 @@ def get_turn(conn: sqlite3.Connection, turn_id: str) -> sqlite3.Row:
     if row is None:
         raise MemoryNotFoundError(f"no turn {turn_id}")
     return row
+
+
+def set_evidence_keys(conn: sqlite3.Connection, turn_id: str, keys: Sequence[str]) -> None:
+    """A repair workflow learns its evidence (`<scan id>:<finding id>`) after the RAW text was
+    saved; only an open turn may change it. At most MAX_EVIDENCE_KEYS are kept, in order."""
+    bounded = list(dict.fromkeys(str(k) for k in keys))[:C.MAX_EVIDENCE_KEYS]
+    with write_txn(conn):
+        cur = conn.execute("UPDATE turns SET evidence_keys = ? WHERE id = ? AND state = 'open'",
+                           (json.dumps(bounded, ensure_ascii=False), turn_id))
+        if cur.rowcount != 1:
+            raise MemoryFencedError("the turn is no longer open")
 
 
 def set_intent(conn: sqlite3.Connection, turn_id: str, intent: str) -> None:

@@ -1,0 +1,36 @@
+"""The values of one audit: a finding (from the static scanner or the zero-finding review) and a
+patch draft bound to one finding. Plain frozen values; the workspace owns their state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCANNER = "scanner"
+REVIEW = "review"
+REVIEW_CHECK_ID = "APJ-REVIEW"
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str  # "F1", "F2", … in scan order; stable for the life of the workspace
+    path: str  # repository-relative, POSIX separators
+    line: int
+    check_id: str
+    message: str
+    origin: str = SCANNER  # SCANNER | REVIEW
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class PatchDraft:
+    """A search-and-replace of one exact, unique text in the finding's file, with its unified diff."""
+
+    finding_id: str
+    path: str
+    old_text: str
+    new_text: str
+    diff: str
+    revision: int = 1  # 1 for the first draft; +1 each accepted `patch_revise`

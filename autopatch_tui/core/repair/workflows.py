@@ -1,0 +1,276 @@
+"""The repair workflows: `code_audit` (static scan → zero-finding review when the scan is empty →
+a batch of patch drafts), `/audit next`, `patch_explain`, `patch_revise`, and the local patch
+actions (show, apply, discard).
+
+Each workflow turn saves the user's RAW text first (`begin_turn`) and, at its end, the stable
+summary it shows (`complete_turn`) — the same text. A scan that fails before the workspace exists
+marks the turn `failed` and re-raises the scan error; so does an exception of the agent or the
+workspace. The agent runs under the repair policy (path-applicable project preferences and
+decisions only; no history, no discussion). A request keeps the workspace it started with, even
+if `/new` ends the review state meanwhile."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from autopatch_tui.core.agent import context as ctx
+from autopatch_tui.core.agent.chat import ChatService
+from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
+from autopatch_tui.core.errors import AutopatchError, MemoryStoreError
+from autopatch_tui.core.ids import new_id
+from autopatch_tui.core.llm.errors import RETRYABLE_PROVIDER_CATEGORIES, ProviderError
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory import turns as turn_ops
+from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.session import RecallSession
+from autopatch_tui.core.repair import prompts
+from autopatch_tui.core.repair.findings import REVIEW, REVIEW_CHECK_ID, Finding
+from autopatch_tui.core.repair.patching import (
+    BindingError,
+    DraftError,
+    apply_draft,
+    make_draft,
+)
+from autopatch_tui.core.repair.scanner import Scanner
+from autopatch_tui.core.repair.summary import audit_summary, patch_text, revise_summary
+from autopatch_tui.core.repair.tools import RepairToolBox, repair_toolbox
+from autopatch_tui.core.repair.workspace import (
+    APPLIED,
+    DISCARDED,
+    AuditWorkspace,
+    ReviewState,
+    WorkspaceError,
+)
+
+log = logging.getLogger(__name__)
+
+AUDIT_BATCH = 5  # findings drafted per audit turn
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    turn_id: str
+    thread_id: str
+    answer: str  # exactly what was saved as the turn's assistant text
+    state: str
+    intent: str
+
+
+def _noop(_: str) -> None:
+    return None
+
+
+def normalized_scope(paths: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.strip().rstrip("/") or "." for p in paths if p.strip()))
+
+
+class RepairService:
+    def __init__(self, manager: MemoryManager, review: ReviewState) -> None:
+        self.manager = manager
+        self.review = review
+        self.chat = ChatService(manager)
+
+    # --- turns --------------------------------------------------------------------------
+    def _turn(self, text: str, intent: str, scope: Sequence[str], keys: Sequence[str],
+              body: Callable[[turn_ops.TurnHandle], str]) -> RepairResult:
+        mgr = self.manager
+        handle = mgr.begin_turn(text, intent=intent, scope_paths=list(scope), evidence_keys=list(keys))
+        try:
+            answer = body(handle)
+        except (AutopatchError, KeyboardInterrupt):
+            try:
+                mgr.fail_turn(handle)
+            except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
+                log.warning("could not mark the repair turn failed: %s", type(store_exc).__name__)
+            raise
+        mgr.complete_turn(handle, answer)
+        return RepairResult(handle.turn_id, handle.thread_id, answer, "completed", intent)
+
+    def _run_agent(self, handle: turn_ops.TurnHandle, intent: str, query: RecallQuery, system_text: str,
+                   user_text: str, *, workspace: AuditWorkspace | None, mode: str,
+                   review_paths: tuple[str, ...] = (), callbacks: AgentCallbacks | None = None
+                   ) -> tuple[AgentRun, RepairToolBox]:
+        model, profile = self.chat._profile()
+        client = self.manager.client
+        assert client is not None
+        policy = policy_for(intent, handle.thread_id)
+        system = {"role": "system", "content": system_text}
+        session = RecallSession(self.manager.store.conn, query, policy)
+        try:
+            toolbox = repair_toolbox(session, self.manager.repo, workspace=workspace, mode=mode,
+                                     review_paths=review_paths)
+            budget = ctx.budget_for(profile, ctx.fixed_cost(system, user_text, toolbox.schemas))
+            session.map_tokens = budget.map_tokens
+            memory_map = session.memory_map().render()
+            messages = [system] + ([{"role": "system", "content": memory_map}] if memory_map else [])
+            messages.append({"role": "user", "content": user_text})
+            return AgentLoop(client, model).run(messages, toolbox, callbacks), toolbox
+        finally:
+            session.close()
+
+    # --- code_audit ---------------------------------------------------------------------
+    def audit(self, text: str, scope_paths: Sequence[str] = (), *, progress: Callable[[str], None] = _noop,
+              callbacks: AgentCallbacks | None = None) -> RepairResult:
+        scope = normalized_scope(scope_paths)
+        return self._turn(text, "code_audit", scope, (),
+                          lambda handle: self._audit_body(handle, text, scope, progress, callbacks))
+
+    def audit_turn(self, handle: turn_ops.TurnHandle, text: str, *, progress: Callable[[str], None] = _noop,
+                   callbacks: AgentCallbacks | None = None) -> str:
+        """The audit of a turn that routing already started (its caller completes or fails it)."""
+        return self._audit_body(handle, text, normalized_scope(handle.scope_paths), progress, callbacks)
+
+    def _audit_body(self, handle: turn_ops.TurnHandle, text: str, scope: tuple[str, ...],
+                    progress: Callable[[str], None], callbacks: AgentCallbacks | None) -> str:
+        progress("scanning…")
+        report = Scanner(self.manager.repo).scan(scope)  # ScanError: no workspace, the turn fails
+        ws = AuditWorkspace.from_report(new_id("scan"), scope, report)
+        self.review.start(ws)
+        has_model = self.manager.client is not None
+        reviewed: int | None = None
+        if not report.findings and has_model:
+            progress("second review of the zero-finding scan…")
+            reviewed = self._zero_finding_review(handle, ws, text, callbacks)
+        if has_model:
+            self._batch(handle, ws, text, progress, callbacks)
+        return audit_summary(ws, reviewed_now=reviewed, model=has_model)
+
+    def audit_next(self, text: str = "/audit next", *, progress: Callable[[str], None] = _noop,
+                   callbacks: AgentCallbacks | None = None) -> RepairResult:
+        ws = self.review.require()
+        if not ws.open_findings():
+            raise WorkspaceError("every finding of this audit was already processed")
+        self.chat._model()  # drafting needs a model: refuse before anything is stored
+
+        def body(handle: turn_ops.TurnHandle) -> str:
+            self._batch(handle, ws, text, progress, callbacks)
+            return audit_summary(ws)
+
+        return self._turn(text, "code_audit", ws.scope, (), body)
+
+    def _zero_finding_review(self, handle: turn_ops.TurnHandle, ws: AuditWorkspace, text: str,
+                             callbacks: AgentCallbacks | None) -> int:
+        paths = self._reviewable(ws)
+        query = RecallQuery("zero_finding_review", text, paths)
+        _, tools = self._run_agent(handle, "zero_finding_review", query, prompts.REVIEW_SYSTEM,
+                                   prompts.review_request(list(paths), text), workspace=ws, mode="review",
+                                   review_paths=paths, callbacks=callbacks)
+        start = len(ws.findings())
+        found = [Finding(f"F{start + n}", r.path, r.line, REVIEW_CHECK_ID, r.message, REVIEW)
+                 for n, r in enumerate(sorted(tools.reported, key=lambda r: (r.path, r.line)), 1)]
+        ws.add_findings(found)
+        ws.reviewed = True
+        return len(found)
+
+    def _reviewable(self, ws: AuditWorkspace) -> tuple[str, ...]:
+        return tuple(Scanner(self.manager.repo).files(ws.scope))
+
+    def _batch(self, handle: turn_ops.TurnHandle, ws: AuditWorkspace, text: str, progress: Callable[[str], None],
+               callbacks: AgentCallbacks | None) -> None:
+        """Draft patches for the next AUDIT_BATCH open findings. A transient model failure fails
+        that finding; any other model failure stops the batch and fails the turn."""
+        batch = ws.open_findings()[:AUDIT_BATCH]
+        turn_ops.set_evidence_keys(self.manager.store.conn(), handle.turn_id,
+                                   [ws.evidence_key(f.id) for f in batch])
+        for n, finding in enumerate(batch, 1):
+            progress(f"drafting a patch for {finding.id} ({n} of {len(batch)})…")
+            query = RecallQuery("code_audit", text, (finding.path,), finding_path=finding.path,
+                                check_id=finding.check_id, finding_message=finding.message, finding_id=finding.id)
+            try:
+                _, tools = self._run_agent(handle, "code_audit", query, prompts.PATCH_SYSTEM,
+                                           prompts.patch_request(finding, text), workspace=ws, mode="patch",
+                                           callbacks=callbacks)
+            except ProviderError as exc:
+                if exc.category not in RETRYABLE_PROVIDER_CATEGORIES:
+                    raise
+                ws.set_failed(finding.id, f"model error ({exc.category})")
+                continue
+            proposal = tools.proposal
+            if proposal is None:
+                ws.set_failed(finding.id, "no patch was proposed")
+                continue
+            try:
+                ws.set_draft(make_draft(self.manager.repo, finding, finding_id=proposal.finding_id,
+                                        old_text=proposal.old_text, new_text=proposal.new_text))
+            except DraftError as exc:
+                ws.set_failed(finding.id, f"draft refused: {exc}")
+
+    # --- patch_explain / patch_revise ---------------------------------------------------
+    def explain(self, finding_id: str, question: str, text: str, *,
+                callbacks: AgentCallbacks | None = None) -> RepairResult:
+        ws = self.review.require()
+        state = ws.pending_patch(finding_id)
+        self.chat._model()
+        f, draft = state.finding, state.draft
+        assert draft is not None
+
+        def body(handle: turn_ops.TurnHandle) -> str:
+            query = RecallQuery("patch_explain", question, (f.path,), finding_path=f.path, check_id=f.check_id,
+                                finding_message=f.message, patch_path=draft.path, finding_id=f.id)
+            run, _ = self._run_agent(handle, "patch_explain", query, prompts.EXPLAIN_SYSTEM,
+                                     prompts.patch_context(f, draft, question or "Explain this patch.",
+                                                           heading="The developer asks:"),
+                                     workspace=ws, mode="explain", callbacks=callbacks)
+            if not run.answer.strip():
+                raise WorkspaceError("the model returned an empty explanation")
+            return run.answer
+
+        return self._turn(text, "patch_explain", (f.path,), (ws.evidence_key(f.id),), body)
+
+    def revise(self, finding_id: str, instructions: str, text: str, *,
+               callbacks: AgentCallbacks | None = None) -> RepairResult:
+        ws = self.review.require()
+        state = ws.pending_patch(finding_id)
+        self.chat._model()
+        f, current = state.finding, state.draft
+        assert current is not None
+
+        def body(handle: turn_ops.TurnHandle) -> str:
+            query = RecallQuery("patch_revise", instructions, (f.path,), finding_path=f.path, check_id=f.check_id,
+                                finding_message=f.message, patch_path=current.path, finding_id=f.id)
+            _, tools = self._run_agent(handle, "patch_revise", query, prompts.REVISE_SYSTEM,
+                                       prompts.patch_context(f, current, instructions,
+                                                             heading="The developer wants this revision:"),
+                                       workspace=ws, mode="patch", callbacks=callbacks)
+            # the workflow reads the draft, checks its binding, then replaces the current patch
+            proposal = tools.proposal
+            if proposal is None:
+                return revise_summary(f.id, "no_draft")
+            try:
+                draft = make_draft(self.manager.repo, f, finding_id=proposal.finding_id, old_text=proposal.old_text,
+                                   new_text=proposal.new_text, revision=current.revision + 1)
+            except BindingError as exc:
+                return revise_summary(f.id, "refused", reason=f"binding: {exc}")
+            except DraftError as exc:
+                return revise_summary(f.id, "refused", reason=str(exc))
+            ws.pending_patch(f.id)  # still pending (not applied or discarded meanwhile)
+            ws.set_draft(draft)
+            return revise_summary(f.id, "revised", draft=draft)
+
+        return self._turn(text, "patch_revise", (f.path,), (ws.evidence_key(f.id),), body)
+
+    # --- local actions (no model, no turn) ----------------------------------------------
+    def show(self, finding_id: str) -> str:
+        state = self.review.require().get(finding_id)
+        if state.draft is None:
+            raise WorkspaceError(f"{state.finding.id} has no patch ({state.status})")
+        return patch_text(state.finding.id, state.draft, state.status)
+
+    def summary(self) -> str:
+        return audit_summary(self.review.require(), model=self.manager.client is not None)
+
+    def apply(self, finding_id: str) -> str:
+        ws = self.review.require()
+        state = ws.pending_patch(finding_id)
+        assert state.draft is not None
+        apply_draft(self.manager.repo, state.draft)
+        ws.close_patch(state.finding.id, APPLIED)
+        return f"Applied the patch for {state.finding.id} to {state.draft.path}."
+
+    def discard(self, finding_id: str) -> str:
+        ws = self.review.require()
+        state = ws.pending_patch(finding_id)
+        ws.close_patch(state.finding.id, DISCARDED)
+        return f"Discarded the patch for {state.finding.id}; {state.finding.path} is unchanged."

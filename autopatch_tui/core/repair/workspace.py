@@ -1,0 +1,124 @@
+"""The audit workspace: the review/runtime state of one `code_audit`, held in memory only.
+
+It holds the findings, each finding's state (`open` → `patched` | `failed`, then `applied` or
+`discarded` for a patched one) and the current patch draft. `/new` and `/reset` end it; the
+project's Memory never stores it (repair turns store only their stable summaries). All methods
+are thread-safe: a workflow runs in a worker thread while the UI reads."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.repair.findings import Finding, PatchDraft
+from autopatch_tui.core.repair.scanner import ScanReport
+
+OPEN, PATCHED, FAILED, APPLIED, DISCARDED = "open", "patched", "failed", "applied", "discarded"
+
+
+class WorkspaceError(AutopatchError):
+    """No audit workspace, an unknown finding, or a finding in the wrong state for the action."""
+
+
+@dataclass
+class FindingState:
+    finding: Finding
+    status: str = OPEN
+    draft: PatchDraft | None = None
+    failure: str = ""  # a short, safe reason (no model text)
+
+
+@dataclass
+class AuditWorkspace:
+    scan_id: str
+    scope: tuple[str, ...]
+    report: ScanReport
+    reviewed: bool = False  # the zero-finding review ran
+    states: dict[str, FindingState] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    @classmethod
+    def from_report(cls, scan_id: str, scope: tuple[str, ...], report: ScanReport) -> AuditWorkspace:
+        ws = cls(scan_id, scope, report)
+        for f in report.findings:
+            ws.states[f.id] = FindingState(f)
+        return ws
+
+    def evidence_key(self, finding_id: str) -> str:
+        """`<scan id>:<finding id>`: what a repair turn records (contracts §3.1 `evidence_keys`)."""
+        return f"{self.scan_id}:{finding_id}"
+
+    def add_findings(self, findings: list[Finding]) -> None:
+        with self._lock:
+            for f in findings:
+                self.states[f.id] = FindingState(f)
+
+    def get(self, finding_id: str) -> FindingState:
+        with self._lock:
+            state = self.states.get(finding_id.strip().upper())
+            if state is None:
+                raise WorkspaceError(f"no finding {finding_id} in this audit")
+            return state
+
+    def findings(self) -> list[FindingState]:
+        with self._lock:
+            return list(self.states.values())
+
+    def open_findings(self) -> list[Finding]:
+        with self._lock:
+            return [s.finding for s in self.states.values() if s.status == OPEN]
+
+    def count(self, status: str) -> int:
+        with self._lock:
+            return sum(1 for s in self.states.values() if s.status == status)
+
+    def set_draft(self, draft: PatchDraft) -> None:
+        with self._lock:
+            state = self.get(draft.finding_id)
+            state.status, state.draft, state.failure = PATCHED, draft, ""
+
+    def set_failed(self, finding_id: str, reason: str) -> None:
+        with self._lock:
+            state = self.get(finding_id)
+            state.status, state.failure = FAILED, reason
+
+    def pending_patch(self, finding_id: str) -> FindingState:
+        with self._lock:
+            state = self.get(finding_id)
+            if state.status != PATCHED or state.draft is None:
+                raise WorkspaceError(f"{state.finding.id} has no pending patch (it is {state.status})")
+            return state
+
+    def close_patch(self, finding_id: str, status: str) -> None:
+        with self._lock:
+            self.pending_patch(finding_id).status = status
+
+
+class ReviewState:
+    """The one current audit workspace of an app session (or none)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._workspace: AuditWorkspace | None = None
+
+    @property
+    def workspace(self) -> AuditWorkspace | None:
+        with self._lock:
+            return self._workspace
+
+    def require(self) -> AuditWorkspace:
+        ws = self.workspace
+        if ws is None:
+            raise WorkspaceError("no audit is open; start one with /audit [@path]")
+        return ws
+
+    def start(self, workspace: AuditWorkspace) -> None:
+        with self._lock:
+            self._workspace = workspace
+
+    def end(self) -> bool:
+        """End the current audit (on /new and /reset); True when there was one."""
+        with self._lock:
+            had, self._workspace = self._workspace is not None, None
+            return had

@@ -1,0 +1,34 @@
+"""Repair workflow tests: the agent fixtures (a manager whose model is the scripted stub) plus a
+repository with Python sources the static scanner flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.repair.workflows import RepairService
+from autopatch_tui.core.repair.workspace import ReviewState
+from tests.agent.conftest import chat_mgr, model_env, open_manager  # noqa: F401  (fixtures)
+
+SWALLOW = "def load(path):\n    try:\n        return open(path).read()\n    except:\n        pass\n"
+MUTABLE = "def add(item, bucket=[]):\n    bucket.append(item)\n    return bucket\n"
+CLEAN = "def double(x):\n    return 2 * x\n"
+
+
+def write(repo: Path, rel: str, text: str) -> Path:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def review() -> ReviewState:
+    return ReviewState()
+
+
+@pytest.fixture
+def repair(chat_mgr: MemoryManager, review: ReviewState) -> RepairService:  # noqa: F811
+    return RepairService(chat_mgr, review)
