@@ -5,9 +5,11 @@ from __future__ import annotations
 
 
 class AutopatchError(Exception):
-    """Base of every error this package raises on purpose."""
+    """Base of every error this package raises on purpose. `turn_id` is set when the error ended
+    a turn whose RAW user text was already saved (the turn is then `failed`)."""
 
     exit_code = 1
+    turn_id: str | None = None
 
 
 class UsageError(AutopatchError):

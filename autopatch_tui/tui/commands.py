@@ -8,14 +8,19 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.core.events import FlushProgress
 from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
+from autopatch_tui.core.repair.patching import PatchApplyError
+from autopatch_tui.core.repair.workspace import WorkspaceError
 from autopatch_tui.tui import slash
+from autopatch_tui.tui.messages import WorkflowProgress
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.widgets.prompt import mentioned_paths
 
 if TYPE_CHECKING:
     from autopatch_tui.tui.screens.chat import ChatScreen
 
 RESET_NOTE = ("Project working state and caches were reset. Memory was kept (memory.db, exports and terminal "
               "history are untouched); `/memory clear --confirm` deletes Memory.")
+AUDIT_CLOSED = "The open audit was closed; its pending patches were not applied."
 
 
 class CommandRunner:
@@ -24,14 +29,24 @@ class CommandRunner:
         self.services = services
 
     def _in_thread(self, fn: Callable[[], str], *, level: str = "info", group: str = "command",
-                   after: Callable[[], object] | None = None) -> None:
+                   after: Callable[[], object] | None = None, markdown: bool = False) -> None:
+        """Run `fn` in a thread worker and show its text as a note (or as Markdown, for diffs). A
+        refused action (a typed error) becomes a warning note; anything else goes to the App's
+        one worker-error handler."""
         screen = self.screen
 
         def work() -> None:
-            text = fn()
+            try:
+                text = fn()
+            except (WorkspaceError, PatchApplyError) as exc:
+                screen.app.call_from_thread(screen.log_view.add_note, str(exc), level="warning")
+                return
             if after is not None:
                 screen.app.call_from_thread(after)
-            screen.app.call_from_thread(screen.log_view.add_note, text, level=level)
+            if markdown:
+                screen.app.call_from_thread(screen.log_view.add_assistant, text)
+            else:
+                screen.app.call_from_thread(screen.log_view.add_note, text, level=level)
 
         screen.run_worker(work, thread=True, group=group, exit_on_error=False)
 
@@ -46,25 +61,66 @@ class CommandRunner:
             target = "memory" if cmd.name == "browse" else cmd.name
             await app.run_action(f"show('{target}')")
         elif cmd.name == "reset":
+            closed = self.services.review.end()
             await screen.reset_view()
-            await screen.log_view.add_note(RESET_NOTE)
+            await screen.log_view.add_note(RESET_NOTE + (" " + AUDIT_CLOSED if closed else ""))
         elif cmd.name == "new":
             self._new()
         elif cmd.name == "memory":
             self._memory(cmd.args)
+        elif cmd.name == "audit":
+            await self._audit(cmd)
+        elif cmd.name == "patch":
+            await self._patch(cmd)
+
+    # --- repair workflows ---------------------------------------------------------------
+    def _progress(self, text: str) -> None:
+        self.screen.post_message(WorkflowProgress(text))
+
+    async def _audit(self, cmd: slash.SlashCommand) -> None:
+        repair = self.services.repair
+        text = "/audit " + (cmd.rest or " ".join(cmd.args))
+        if cmd.args == ("next",):
+            await self.screen.start_turn(text.strip(), lambda cb: repair.audit_next(
+                text.strip(), progress=self._progress, callbacks=cb))
+            return
+        paths = mentioned_paths(cmd.rest)
+        await self.screen.start_turn(text.strip(), lambda cb: repair.audit(
+            text.strip(), paths, progress=self._progress, callbacks=cb), needs_model=False)
+
+    async def _patch(self, cmd: slash.SlashCommand) -> None:
+        repair = self.services.repair
+        sub = cmd.args[0]
+        if sub in ("explain", "revise"):
+            finding = cmd.args[1]
+            text = f"/patch {sub} {finding}" + (f" {cmd.rest}" if cmd.rest else "")
+            if sub == "explain":
+                work = lambda cb: repair.explain(finding, cmd.rest, text, callbacks=cb)  # noqa: E731
+            else:
+                work = lambda cb: repair.revise(finding, cmd.rest, text, callbacks=cb)  # noqa: E731
+            await self.screen.start_turn(text, work)
+            return
+        actions = {"list": lambda: repair.summary(), "show": lambda: repair.show(cmd.args[1]),
+                   "apply": lambda: repair.apply(cmd.args[1]), "discard": lambda: repair.discard(cmd.args[1])}
+        self._in_thread(actions[sub], group="patch", markdown=sub in ("list", "show"))
 
     def _new(self) -> None:
         mgr = self.services.manager
         screen = self.screen
         screen.set_busy("/new: flushing the old thread's Memory jobs…")
 
+        review = self.services.review
+
         def work() -> str:
+            closed = review.end()  # /new ends the review state first; a running request keeps its own
             result = mgr.new_thread()
             f = result.flush
             text = (f"New thread {result.new_thread_id}. Memory flush of the old thread: {f.completed} job(s) done, "
                     f"{f.pending} pending.")
             if f.timed_out:
                 text += " The flush timed out: the remaining jobs stay queued and finish in the background."
+            if closed:
+                text += " " + AUDIT_CLOSED
             return text
 
         async def after() -> None:

@@ -32,6 +32,14 @@ class ToolUsed(Message):
         self.name = name
 
 
+class WorkflowProgress(Message):
+    """A repair workflow's step (scanning, drafting F2 …), shown in the status bar."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
 class TurnDone(Message):
     def __init__(self, answer: str, turn_id: str, intent: str) -> None:
         super().__init__()
@@ -41,9 +49,10 @@ class TurnDone(Message):
 
 
 class TurnFailed(Message):
-    def __init__(self, error: str) -> None:
+    def __init__(self, error: str, *, saved: bool = True) -> None:
         super().__init__()
         self.error = error
+        self.saved = saved  # the RAW user text was stored (the turn is `failed`)
 
 
 class OpenTurnInHistory(Message):

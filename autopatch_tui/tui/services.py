@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.repair.workflows import RepairService
+from autopatch_tui.core.repair.workspace import ReviewState
 from autopatch_tui.core.settings import Settings
 
 
@@ -15,10 +17,15 @@ class Services:
     manager: MemoryManager
     settings: Settings
     clock: Clock = field(default_factory=SystemClock)
+    review: ReviewState = field(default_factory=ReviewState)  # the open audit (runtime state; /new, /reset end it)
 
     @property
     def chat(self) -> ChatService:
-        return ChatService(self.manager)
+        return ChatService(self.manager, self.review)
+
+    @property
+    def repair(self) -> RepairService:
+        return RepairService(self.manager, self.review)
 
     @property
     def model_label(self) -> str:

@@ -14,6 +14,14 @@ COMMANDS: dict[str, str] = {
     "/memory forget": "forget one item (raw turns are kept): /memory forget ID",
     "/memory clear --confirm": "delete all Memory data",
     "/memory export": "write a JSON snapshot",
+    "/audit": "scan the code (or @paths) and draft patches for the findings: /audit [@path]... [TEXT]",
+    "/audit next": "draft patches for the next batch of open findings",
+    "/patch list": "the open audit's findings and patches",
+    "/patch show": "one pending patch as a diff: /patch show ID",
+    "/patch apply": "write a pending patch to its file: /patch apply ID",
+    "/patch discard": "drop a pending patch: /patch discard ID",
+    "/patch explain": "ask the model about a pending patch: /patch explain ID [QUESTION]",
+    "/patch revise": "ask the model to revise a pending patch: /patch revise ID TEXT",
     "/explain": "ask about code (code_explain intent): /explain TEXT",
     "/chat": "general chat (general_chat intent): /chat TEXT",
     "/history": "open the thread history",
@@ -36,6 +44,26 @@ class SlashCommand:
     rest: str = ""  # raw text after the command word (for /explain and /chat)
 
 
+PATCH_SUBCOMMANDS = ("list", "show", "apply", "discard", "explain", "revise")
+PATCH_USAGE = "usage: /patch list|show ID|apply ID|discard ID|explain ID [QUESTION]|revise ID TEXT"
+
+
+def _parse_patch(rest: str) -> SlashCommand:
+    """`/patch SUB [ID] [TEXT]`: the text after the ID is kept raw (quotes and all)."""
+    sub, _, tail = rest.strip().partition(" ")
+    sub = sub.lower()
+    if sub not in PATCH_SUBCOMMANDS:
+        raise SlashError(PATCH_USAGE)
+    if sub == "list":
+        return SlashCommand("patch", (sub,))
+    finding, _, text = tail.strip().partition(" ")
+    if not finding:
+        raise SlashError(f"usage: /patch {sub} ID" + (" TEXT" if sub == "revise" else ""))
+    if sub == "revise" and not text.strip():
+        raise SlashError("usage: /patch revise ID TEXT (say how the patch should change)")
+    return SlashCommand("patch", (sub, finding.upper()), text.strip())
+
+
 def is_slash(text: str) -> bool:
     return text.lstrip().startswith("/")
 
@@ -48,6 +76,12 @@ def parse(text: str) -> SlashCommand:
         if not rest.strip():
             raise SlashError(f"usage: /{name} TEXT")
         return SlashCommand(name, (), rest.strip())
+    if name == "audit":
+        if rest.strip().lower() == "next":
+            return SlashCommand(name, ("next",))
+        return SlashCommand(name, (), rest.strip())
+    if name == "patch":
+        return _parse_patch(rest)
     try:
         args = tuple(shlex.split(rest))
     except ValueError:

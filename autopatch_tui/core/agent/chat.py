@@ -83,7 +83,9 @@ class ChatService:
                 answer = RepairService(mgr, self.review).audit_turn(handle, text, callbacks=callbacks)
             else:
                 answer = self.respond(handle, chosen, text, model=model, profile=profile, callbacks=callbacks).answer
-        except (AutopatchError, KeyboardInterrupt):
+        except (AutopatchError, KeyboardInterrupt) as exc:
+            if isinstance(exc, AutopatchError):
+                exc.turn_id = handle.turn_id
             try:
                 mgr.fail_turn(handle)
             except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn

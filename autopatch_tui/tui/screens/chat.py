@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Protocol
 
 from textual import on
 from textual.app import ComposeResult
@@ -19,13 +20,24 @@ from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.tui import slash
 from autopatch_tui.tui.commands import CommandRunner
 from autopatch_tui.tui.file_index import FileIndex
-from autopatch_tui.tui.messages import StreamDelta, StreamReset, ToolUsed, TurnDone, TurnFailed
+from autopatch_tui.tui.messages import StreamDelta, StreamReset, ToolUsed, TurnDone, TurnFailed, WorkflowProgress
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
 from autopatch_tui.tui.widgets.status_bar import StatusBar
+
+class TurnResult(Protocol):
+    @property
+    def answer(self) -> str: ...
+
+    @property
+    def turn_id(self) -> str: ...
+
+    @property
+    def intent(self) -> str: ...
+
 
 RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
 
@@ -140,27 +152,34 @@ class ChatScreen(AppScreen):
 
     # --- a chat turn --------------------------------------------------------------------
     async def send(self, text: str, intent: str | None) -> None:
+        paths = mentioned_paths(text)
+        await self.start_turn(text, lambda cb: self.services.chat.ask(text, intent=intent, scope_paths=paths,
+                                                                      callbacks=cb))
+
+    async def start_turn(self, text: str, work: Callable[[AgentCallbacks], TurnResult], *,
+                         needs_model: bool = True) -> None:
+        """Show the user's text, then run one turn (`work`) in a thread worker; its answer streams in
+        and is finally replaced by exactly the text the turn saved."""
         if self.busy:
             self.notify("A request is still running.", severity="warning")
             return
         await self.log_view.add_user(text)
-        if self.services.manager.client is None:
+        if needs_model and self.services.manager.client is None:
             await self.log_view.add_note(NO_MODEL_HELP, level="warning")
             return
         self.busy = True
         self.set_busy("thinking…")
         self._answer, self._stream = await self.log_view.start_answer()
-        paths = mentioned_paths(text)
-        self.run_worker(partial(self._ask, text, intent, paths), thread=True, group="chat", exit_on_error=False)
+        self.run_worker(partial(self._run_turn, work), thread=True, group="chat", exit_on_error=False)
 
-    def _ask(self, text: str, intent: str | None, paths: list[str]) -> None:
+    def _run_turn(self, work: Callable[[AgentCallbacks], TurnResult]) -> None:
         post: Callable = self.post_message
         callbacks = AgentCallbacks(on_delta=lambda d: post(StreamDelta(d)), on_reset=lambda: post(StreamReset()),
                                    on_tool=lambda name: post(ToolUsed(name)))
         try:
-            result = self.services.chat.ask(text, intent=intent, scope_paths=paths, callbacks=callbacks)
+            result = work(callbacks)
         except AutopatchError as exc:
-            post(TurnFailed(str(exc)))
+            post(TurnFailed(str(exc), saved=exc.turn_id is not None))
             return
         post(TurnDone(result.answer, result.turn_id, result.intent))
 
@@ -176,6 +195,9 @@ class ChatScreen(AppScreen):
 
     def on_tool_used(self, message: ToolUsed) -> None:
         self.set_busy(f"using {message.name}…")
+
+    def on_workflow_progress(self, message: WorkflowProgress) -> None:
+        self.set_busy(message.text)
 
     async def _end_stream(self) -> None:
         if self._stream is not None:
@@ -193,7 +215,11 @@ class ChatScreen(AppScreen):
         if self._answer is not None:
             await self._answer.remove()
             self._answer = None
-        await self.log_view.add_note(f"The request failed: {message.error}. Your message was saved.", level="error")
+        if message.saved:
+            await self.log_view.add_note(f"The request failed: {message.error}. Your message was saved.",
+                                         level="error")
+        else:
+            await self.log_view.add_note(f"Not sent: {message.error}. Nothing was stored.", level="warning")
         self._finish()
 
     def _finish(self) -> None:
