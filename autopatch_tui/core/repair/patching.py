@@ -4,7 +4,12 @@ to and the file as it is now, shown as a unified diff, applied atomically.
 A draft is accepted only when its finding ID is the bound one, its old text occurs exactly once in
 the finding's current file, and its new text differs. Applying re-checks the file (it may have
 changed since the draft) and replaces it through a temporary file and `os.replace`, keeping the
-file's mode; a refused apply leaves the file untouched."""
+file's mode; a refused apply leaves the file untouched.
+
+Files are read and written without newline translation: everything outside the replaced text stays
+byte for byte as it was (a CRLF file keeps its CRLF line ends). The model sees files with `\n` line
+ends (`read_file`), so in a CRLF file an edit whose `\n` text does not occur is matched in its
+`\r\n` form, and its replacement gets the same line ends."""
 
 from __future__ import annotations
 
@@ -40,14 +45,37 @@ def _read(tools: SourceTools, rel: str) -> tuple[Path, str]:
     if not target.is_file():
         raise DraftError(f"{rel} is not a file")
     try:
-        return target, target.read_text(encoding="utf-8")
+        return target, target.read_bytes().decode("utf-8")  # no newline translation
     except (OSError, UnicodeDecodeError):
         raise DraftError(f"{rel} cannot be read as UTF-8 text") from None
 
 
+def _lines(text: str) -> list[str]:
+    """`text` split after each "\n" only (not at the other separators `str.splitlines` knows)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def unified_diff(path: str, before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    out = []
+    for line in difflib.unified_diff(_lines(before), _lines(after), fromfile=f"a/{path}", tofile=f"b/{path}"):
+        if line.endswith("\r\n"):
+            line = line[:-2] + "\n"
+        elif not line.endswith("\n"):  # the file's last line has no line end
+            line += "\n\\ No newline at end of file\n"
+        out.append(line)
+    return "".join(out)
+
+
+def _match(current: str, old_text: str, new_text: str) -> tuple[str, str, int]:
+    """The edit as it occurs in `current` and how often: exactly as given, or — in a file with CRLF
+    line ends, when the `\n` form does not occur exactly once — with `\r\n` line ends."""
+    count = current.count(old_text)
+    if count != 1 and "\r\n" in current and "\n" in old_text and "\r" not in old_text:
+        crlf = old_text.replace("\n", "\r\n")
+        if current.count(crlf) == 1:
+            return crlf, new_text.replace("\r\n", "\n").replace("\n", "\r\n"), 1
+    return old_text, new_text, count
 
 
 def make_draft(repo: Path, finding: Finding, *, finding_id: str, old_text: str, new_text: str,
@@ -63,7 +91,7 @@ def make_draft(repo: Path, finding: Finding, *, finding_id: str, old_text: str, 
     if len(old_text) > MAX_EDIT_CHARS or len(new_text) > MAX_EDIT_CHARS:
         raise DraftError(f"an edit is limited to {MAX_EDIT_CHARS} characters")
     _, current = _read(SourceTools(repo), finding.path)
-    count = current.count(old_text)
+    old_text, new_text, count = _match(current, old_text, new_text)
     if count != 1:
         raise DraftError(f"old_text occurs {count} times in {finding.path}; it must occur exactly once")
     after = current.replace(old_text, new_text, 1)

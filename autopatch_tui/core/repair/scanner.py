@@ -128,7 +128,9 @@ class Scanner:
                     report.unparsed.append(rel)
                     continue
                 tree = ast.parse(f.read_bytes(), filename=rel)
-            except (SyntaxError, ValueError, OSError):
+            except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
+                # RecursionError / MemoryError: CPython's parser gives up on deeply nested code
+                # (e.g. a long generated `1 + 1 + …` chain); such a file is unparsed, not a crash
                 report.unparsed.append(rel)
                 continue
             hits.extend((rel, line, check) for line, check in set(_rule_hits(tree)))

@@ -79,7 +79,9 @@ class RepairService:
         handle = mgr.begin_turn(text, intent=intent, scope_paths=list(scope), evidence_keys=list(keys))
         try:
             answer = body(handle)
-        except (AutopatchError, KeyboardInterrupt):
+        except (AutopatchError, KeyboardInterrupt) as exc:
+            if isinstance(exc, AutopatchError):
+                exc.turn_id = handle.turn_id
             try:
                 mgr.fail_turn(handle)
             except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
@@ -114,20 +116,25 @@ class RepairService:
     def audit(self, text: str, scope_paths: Sequence[str] = (), *, progress: Callable[[str], None] = _noop,
               callbacks: AgentCallbacks | None = None) -> RepairResult:
         scope = normalized_scope(scope_paths)
+        since = self.review.generation  # before the turn begins: a /new from now on ends this audit
         return self._turn(text, "code_audit", scope, (),
-                          lambda handle: self._audit_body(handle, text, scope, progress, callbacks))
+                          lambda handle: self._audit_body(handle, text, scope, progress, callbacks, since))
 
     def audit_turn(self, handle: turn_ops.TurnHandle, text: str, *, progress: Callable[[str], None] = _noop,
                    callbacks: AgentCallbacks | None = None) -> str:
         """The audit of a turn that routing already started (its caller completes or fails it)."""
-        return self._audit_body(handle, text, normalized_scope(handle.scope_paths), progress, callbacks)
+        return self._audit_body(handle, text, normalized_scope(handle.scope_paths), progress, callbacks,
+                                self.review.generation)
 
     def _audit_body(self, handle: turn_ops.TurnHandle, text: str, scope: tuple[str, ...],
-                    progress: Callable[[str], None], callbacks: AgentCallbacks | None) -> str:
+                    progress: Callable[[str], None], callbacks: AgentCallbacks | None, since: int) -> str:
         progress("scanning…")
         report = Scanner(self.manager.repo).scan(scope)  # ScanError: no workspace, the turn fails
         ws = AuditWorkspace.from_report(new_id("scan"), scope, report)
-        self.review.start(ws)
+        # the session's current audit — unless /new or /reset ran since the request began: then the
+        # request keeps its workspace to itself and the new thread starts without an open audit
+        self.review.start(ws, since=since,
+                          still_current=lambda: self.manager.active_thread_id() == handle.thread_id)
         has_model = self.manager.client is not None
         reviewed: int | None = None
         if not report.findings and has_model:
@@ -245,8 +252,7 @@ class RepairService:
                 return revise_summary(f.id, "refused", reason=f"binding: {exc}")
             except DraftError as exc:
                 return revise_summary(f.id, "refused", reason=str(exc))
-            ws.pending_patch(f.id)  # still pending (not applied or discarded meanwhile)
-            ws.set_draft(draft)
+            ws.replace_draft(draft)  # only while still pending (not applied or discarded meanwhile)
             return revise_summary(f.id, "revised", draft=draft)
 
         return self._turn(text, "patch_revise", (f.path,), (ws.evidence_key(f.id),), body)
@@ -263,14 +269,12 @@ class RepairService:
 
     def apply(self, finding_id: str) -> str:
         ws = self.review.require()
-        state = ws.pending_patch(finding_id)
+        # the draft current at this moment is written and closed in one step (a revision cannot slip in)
+        state = ws.close_patch(finding_id, APPLIED, action=lambda draft: apply_draft(self.manager.repo, draft))
         assert state.draft is not None
-        apply_draft(self.manager.repo, state.draft)
-        ws.close_patch(state.finding.id, APPLIED)
         return f"Applied the patch for {state.finding.id} to {state.draft.path}."
 
     def discard(self, finding_id: str) -> str:
         ws = self.review.require()
-        state = ws.pending_patch(finding_id)
-        ws.close_patch(state.finding.id, DISCARDED)
+        state = ws.close_patch(finding_id, DISCARDED)
         return f"Discarded the patch for {state.finding.id}; {state.finding.path} is unchanged."

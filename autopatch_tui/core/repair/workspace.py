@@ -8,6 +8,7 @@ are thread-safe: a workflow runs in a worker thread while the UI reads."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from autopatch_tui.core.errors import AutopatchError
@@ -90,9 +91,24 @@ class AuditWorkspace:
                 raise WorkspaceError(f"{state.finding.id} has no pending patch (it is {state.status})")
             return state
 
-    def close_patch(self, finding_id: str, status: str) -> None:
+    def replace_draft(self, draft: PatchDraft) -> None:
+        """A revision replaces the current draft — only while the patch is still pending (one step:
+        an apply or discard meanwhile is never undone)."""
         with self._lock:
-            self.pending_patch(finding_id).status = status
+            state = self.pending_patch(draft.finding_id)
+            state.draft = draft
+
+    def close_patch(self, finding_id: str, status: str,
+                    action: Callable[[PatchDraft], None] | None = None) -> FindingState:
+        """End a pending patch as `status`. `action` (e.g. writing the file) runs first, on the draft
+        that is current at that moment, under the lock; if it raises, the patch stays pending."""
+        with self._lock:
+            state = self.pending_patch(finding_id)
+            if action is not None:
+                assert state.draft is not None
+                action(state.draft)
+            state.status = status
+            return state
 
 
 class ReviewState:
@@ -101,6 +117,7 @@ class ReviewState:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspace: AuditWorkspace | None = None
+        self._generation = 0  # +1 at each end(): a request can tell that /new or /reset ran meanwhile
 
     @property
     def workspace(self) -> AuditWorkspace | None:
@@ -113,12 +130,28 @@ class ReviewState:
             raise WorkspaceError("no audit is open; start one with /audit [@path]")
         return ws
 
-    def start(self, workspace: AuditWorkspace) -> None:
+    @property
+    def generation(self) -> int:
         with self._lock:
+            return self._generation
+
+    def start(self, workspace: AuditWorkspace, *, since: int | None = None,
+              still_current: Callable[[], bool] | None = None) -> bool:
+        """Make `workspace` the current audit. With `since` (a `generation` read when the request
+        began), refused when the review state ended after it; with `still_current`, refused when
+        it answers False (checked under the lock). A refused request keeps its workspace to itself.
+        True when the workspace became current."""
+        with self._lock:
+            if since is not None and since != self._generation:
+                return False
+            if still_current is not None and not still_current():
+                return False
             self._workspace = workspace
+            return True
 
     def end(self) -> bool:
         """End the current audit (on /new and /reset); True when there was one."""
         with self._lock:
             had, self._workspace = self._workspace is not None, None
+            self._generation += 1
             return had
