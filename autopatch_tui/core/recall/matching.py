@@ -24,6 +24,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy
 from autopatch_tui.core.recall.terms import (
     normalize_path,
@@ -139,7 +140,7 @@ g AS MATERIALIZED (
   WHERE rt.field IN {_FIELDS_SQL}
   GROUP BY rt.item_row_id, rt.field, rt.phrase
   HAVING (rt.field = 'content' AND count(*) >= 2) OR (rt.field <> 'content' AND count(*) + :ncommon >= rt.need)),
-h AS (
+h AS MATERIALIZED (
   SELECT item, field, need, CASE WHEN field = 'content' OR hit >= need THEN hit ELSE hit + (
       SELECT count(*) FROM common c CROSS JOIN recall_terms x
       ON x.term = c.term AND x.item_row_id = g.item AND x.field = g.field AND x.phrase = g.phrase) END AS total
@@ -165,15 +166,20 @@ def _policy_sql(policy: RecallPolicy) -> tuple[str, dict[str, object]]:
 
 def common_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
     """The query terms indexed for more than COMMON_TERM_ITEMS active items. Each count stops at
-    COMMON_TERM_ITEMS + 1 items, so this reads a bounded number of index rows."""
+    COMMON_TERM_ITEMS + 1 items, so this reads a bounded number of index rows; counts are memoized
+    while the database is unchanged (`memo`)."""
     if not terms:
         return set()
-    rows = conn.execute(
-        "WITH q(term) AS (SELECT DISTINCT value FROM json_each(?)) SELECT q.term, (SELECT count(*) FROM"
-        " (SELECT DISTINCT r.item_row_id FROM recall_terms r WHERE r.term = q.term LIMIT ?)) FROM q",
-        [json.dumps(terms), COMMON_TERM_ITEMS + 1],
-    ).fetchall()
-    return {t for t, n in rows if n > COMMON_TERM_ITEMS}
+    known: dict[str, int] = memo(conn).setdefault("document_frequency", {})
+    missing = [t for t in dict.fromkeys(terms) if t not in known]
+    if missing:
+        rows = conn.execute(
+            "WITH q(term) AS (SELECT DISTINCT value FROM json_each(?)) SELECT q.term, (SELECT count(*) FROM"
+            " (SELECT DISTINCT r.item_row_id FROM recall_terms r WHERE r.term = q.term LIMIT ?)) FROM q",
+            [json.dumps(missing), COMMON_TERM_ITEMS + 1],
+        ).fetchall()
+        known.update((t, n) for t, n in rows)
+    return {t for t in terms if known[t] > COMMON_TERM_ITEMS}
 
 
 def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPolicy,
@@ -200,8 +206,18 @@ def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPo
 
 
 def standing_items(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> list[Match]:
-    """Active `always` items whose applies-to paths cover the request scope (no term match needed)."""
+    """Active `always` items whose applies-to paths cover the request scope (no term match needed).
+    Memoized per policy filter and scope while the database is unchanged (`memo`)."""
     clause, args = policy_filter_sql(policy)
+    cache = memo(conn).setdefault("standing", {})
+    key = (clause, tuple(args), paths)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = _standing(conn, clause, args, paths)
+    return list(hit)
+
+
+def _standing(conn: sqlite3.Connection, clause: str, args: list[object], paths: tuple[str, ...]) -> list[Match]:
     spec_of = _Specificity(paths)
     rows = conn.execute(
         f"{_SELECT} WHERE m.status = 'active' AND m.recall_mode = 'always' AND {clause}", args
