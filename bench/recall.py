@@ -283,7 +283,8 @@ def _cache_key() -> str:
     tokenizer, the schema or the build code."""
     h = hashlib.sha256()
     for rel in ("tests/support/recall_seed.py", "autopatch_tui/core/memory/item_writes.py",
-                "autopatch_tui/core/recall/terms.py", "autopatch_tui/core/memory/schema.py"):
+                "autopatch_tui/core/recall/terms.py", "autopatch_tui/core/recall/paths.py",
+                "autopatch_tui/core/memory/schema.py"):
         h.update((ROOT / rel).read_bytes())
     for fn in (_bootstrap, _build_shard, build_store, _merge):
         h.update(inspect.getsource(fn).encode())

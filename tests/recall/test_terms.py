@@ -10,6 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autopatch_tui.core.recall import terms as T
+from autopatch_tui.core.recall import paths as P
+from autopatch_tui.core.recall.paths import normalize_path, path_covers, path_specificity
 from autopatch_tui.core.recall.terms import (
     MAX_CJK_BIGRAMS_PER_RUN,
     MAX_CONTENT_TERMS,
@@ -21,11 +23,8 @@ from autopatch_tui.core.recall.terms import (
     content_terms,
     fold_plural,
     is_check_id,
-    normalize_path,
     normalize_phrase,
     normalize_text,
-    path_covers,
-    path_specificity,
     path_terms,
     phrase_terms,
     query_terms,
@@ -47,14 +46,17 @@ def content_hits(content: str, query: str) -> int:
 
 
 def test_module_is_stdlib_only_and_never_imports_textual() -> None:
-    tree = ast.parse(pathlib.Path(T.__file__).read_text(encoding="utf-8"))
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imported.add(node.module.split(".")[0])
-    assert imported <= {"__future__", "re", "unicodedata", "collections", "functools"}
+    """The tokenizer and its path helpers use the standard library only (plus each other)."""
+    for module in (T, P):
+        tree = ast.parse(pathlib.Path(module.__file__).read_text(encoding="utf-8"))
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+        stdlib = {"__future__", "re", "unicodedata", "collections.abc", "functools"}
+        assert imported <= stdlib | {"autopatch_tui.core.recall.paths"}, module.__name__
 
 
 def test_caps_have_the_documented_values() -> None:

@@ -11,13 +11,8 @@ from collections.abc import Iterable
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory.items import ItemFields
-from autopatch_tui.core.recall.terms import (
-    content_terms,
-    is_check_id,
-    normalize_path,
-    normalize_phrase,
-    phrase_terms,
-)
+from autopatch_tui.core.recall.paths import normalize_path
+from autopatch_tui.core.recall.terms import content_terms, is_check_id, normalize_phrase, phrase_terms
 
 MAX_RECALL_PHRASES = 16
 

@@ -26,11 +26,7 @@ from dataclasses import dataclass
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy
-from autopatch_tui.core.recall.terms import (
-    normalize_path,
-    path_covers,
-    path_specificity,
-)
+from autopatch_tui.core.recall.paths import normalize_path, path_covers, path_specificity
 
 FIELD_RANK = {"check_id": 5, "subject": 4, "alias": 3, "keyword": 2, "content": 1}
 MATCH_TYPES = {5: "check_id", 4: "subject", 3: "alias", 2: "keyword", 1: "content"}
