@@ -7,7 +7,8 @@ summary it shows (`complete_turn`) — the same text. A scan that fails before t
 marks the turn `failed` and re-raises the scan error; so does an exception of the agent or the
 workspace. The agent runs under the repair policy (path-applicable project preferences and
 decisions only; no history, no discussion). A request keeps the workspace it started with, even
-if `/new` ends the review state meanwhile."""
+if `/new` ends the review state meanwhile — and an audit that began before `/new` or `/reset` does
+not make its workspace the session's current audit afterwards."""
 
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ def _noop(_: str) -> None:
 
 
 def normalized_scope(paths: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(p.strip().rstrip("/") or "." for p in paths if p.strip()))
+    """Stripped, without trailing slashes, duplicates dropped. "/" stays "/" (absolute: the scanner
+    refuses it) — it must not become "." (the whole repository)."""
+    return tuple(dict.fromkeys(p.strip().rstrip("/") or p.strip() for p in paths if p.strip()))
 
 
 class RepairService:
@@ -121,10 +124,11 @@ class RepairService:
                           lambda handle: self._audit_body(handle, text, scope, progress, callbacks, since))
 
     def audit_turn(self, handle: turn_ops.TurnHandle, text: str, *, progress: Callable[[str], None] = _noop,
-                   callbacks: AgentCallbacks | None = None) -> str:
-        """The audit of a turn that routing already started (its caller completes or fails it)."""
+                   callbacks: AgentCallbacks | None = None, since: int | None = None) -> str:
+        """The audit of a turn that routing already started (its caller completes or fails it).
+        `since`: the review state's `generation` read before the turn began (default: now)."""
         return self._audit_body(handle, text, normalized_scope(handle.scope_paths), progress, callbacks,
-                                self.review.generation)
+                                self.review.generation if since is None else since)
 
     def _audit_body(self, handle: turn_ops.TurnHandle, text: str, scope: tuple[str, ...],
                     progress: Callable[[str], None], callbacks: AgentCallbacks | None, since: int) -> str:
