@@ -6,19 +6,32 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import socket
+import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from autopatch_tui.core.clock import Clock, SystemClock
-from autopatch_tui.core.errors import AutopatchError, ConfigError, MemoryDegradedError, UsageError
+from autopatch_tui.core.errors import (
+    AutopatchError,
+    ConfigError,
+    MemoryDegradedError,
+    MemoryStoreError,
+    UsageError,
+)
 from autopatch_tui.core.events import EventHub, MemoryChanged, Notice
-from autopatch_tui.core.identity.names import canonical_location, store_name_for_location
+from autopatch_tui.core.identity.names import (
+    canonical_location,
+    store_name_for_location,
+)
 from autopatch_tui.core.identity.remote import normalize_remote_url
 from autopatch_tui.core.identity.repo import read_origin_remote, resolve_repo_root
 from autopatch_tui.core.ids import new_ulid
+from autopatch_tui.core.llm.client import LLMClient
+from autopatch_tui.core.llm.profiles import resolve_profile
 from autopatch_tui.core.memory import clear as clear_ops
 from autopatch_tui.core.memory import history
 from autopatch_tui.core.memory import items as item_ops
@@ -26,13 +39,21 @@ from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
 from autopatch_tui.core.memory.export import write_export
 from autopatch_tui.core.memory.health import check_runtime_invariants
-from autopatch_tui.core.memory.models import FlushResult, ItemDetail, ItemSummary, NewThreadResult, StatusReport
+from autopatch_tui.core.memory.models import (
+    FlushResult,
+    ItemDetail,
+    ItemSummary,
+    NewThreadResult,
+    StatusReport,
+)
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
-from autopatch_tui.core.llm.client import LLMClient
-from autopatch_tui.core.llm.profiles import resolve_profile
 from autopatch_tui.core.paths import StorePaths, write_private_text
-from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush, exit_flush
+from autopatch_tui.core.pipeline.flush import (
+    ExitFlushResult,
+    WatermarkFlush,
+    exit_flush,
+)
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
 from autopatch_tui.core.pipeline.worker import BackgroundWorker
@@ -187,6 +208,21 @@ class MemoryManager:
         turn_ops.fail_turn(self.store.conn(), handle.turn_id, now=self.clock.now(), assistant_text=assistant_text)
         self.worker.wake()
         self.events.emit(MemoryChanged("turn"))
+
+    @contextmanager
+    def failing_turn(self, handle: turn_ops.TurnHandle) -> Iterator[None]:
+        """Run a started turn's work: any exception marks the turn `failed` (its RAW text stays) and
+        is re-raised unchanged; a typed error also learns the turn's ID (`turn_id`)."""
+        try:
+            yield
+        except BaseException as exc:
+            if isinstance(exc, AutopatchError):
+                exc.turn_id = handle.turn_id
+            try:
+                self.fail_turn(handle)
+            except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
+                log.warning("could not mark the turn failed: %s", type(store_exc).__name__)
+            raise
 
     def heartbeat_turns(self) -> int:
         return turn_ops.heartbeat_open_turns(

@@ -114,6 +114,7 @@ class CommandRunner:
         def work() -> str:
             closed = review.end()  # /new ends the review state first; a running request keeps its own
             result = mgr.new_thread()
+            closed = review.end() or closed  # an audit begun during the flush ran on the old thread
             f = result.flush
             text = (f"New thread {result.new_thread_id}. Memory flush of the old thread: {f.completed} job(s) done, "
                     f"{f.pending} pending.")

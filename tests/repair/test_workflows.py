@@ -192,6 +192,40 @@ def test_zero_findings_and_a_review_that_reports_nothing(repo: Path, repair, rev
     assert (row["state"], row["assistant_text"], row["evidence_keys"]) == ("completed", result.answer, [])
 
 
+def test_a_transient_error_of_the_review_is_a_result_and_an_auth_error_fails_the_turn(
+        repo: Path, repair, review, llm_stub) -> None:
+    write(repo, "clean.py", CLEAN)
+    llm_stub.script("chat", Reply(status=503), Reply(status=401))
+    result = repair.audit("/audit", [])
+    assert ("Second review of the zero-finding scan failed: model error (transient_provider); run /audit again "
+            "to retry.") in result.answer.splitlines()
+    assert not review.workspace.reviewed
+    with pytest.raises(ProviderError):
+        repair.audit("/audit again", [])
+    assert [(r["state"], r["user_text"]) for r in turns(repo)] == [("completed", "/audit"), ("failed", "/audit again")]
+
+
+def test_the_review_request_lists_a_bounded_number_of_files(repo: Path) -> None:
+    paths = [f"pkg/m{n:03}.py" for n in range(prompts.MAX_REVIEW_FILES + 7)]
+    text = prompts.review_request(paths, "")
+    assert f"- {paths[prompts.MAX_REVIEW_FILES - 1]}" in text and f"- {paths[prompts.MAX_REVIEW_FILES]}" not in text
+    assert text.endswith("- … and 7 more Python files in the same scope")
+
+
+def test_an_unexpected_exception_marks_the_turn_failed_and_propagates(repo: Path, repair, llm_stub,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    write(repo, "a.py", SWALLOW)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug in the workflow")
+
+    monkeypatch.setattr(type(repair), "_batch", broken)
+    with pytest.raises(RuntimeError, match="a bug in the workflow"):
+        repair.audit("/audit", [])
+    (row,) = turns(repo)
+    assert (row["state"], row["user_text"]) == ("failed", "/audit")
+
+
 def test_a_batch_of_five_then_audit_next_drafts_the_rest(repo: Path, repair, review, llm_stub) -> None:
     n = AUDIT_BATCH + 2
     write(repo, "gen.py", "".join(f"v{i} = eval('{i}')\n" for i in range(1, n + 1)))

@@ -4,7 +4,6 @@ saved. The request keeps its thread binding even if `/new` runs meanwhile."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,9 +13,7 @@ from autopatch_tui.core.agent.router import classify, explicit_intent
 from autopatch_tui.core.agent.source_tools import SourceTools
 from autopatch_tui.core.agent.tools import ToolBox
 from autopatch_tui.core.errors import (
-    AutopatchError,
     ConfigError,
-    MemoryStoreError,
     NoModelError,
 )
 from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
@@ -26,7 +23,6 @@ from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.repair.workspace import ReviewState
 
-log = logging.getLogger(__name__)
 
 NO_MODEL_HELP = (
     "No model is configured. Set AUTOPATCH_LLM_BASE_URL (an OpenAI-compatible endpoint, e.g. "
@@ -69,8 +65,9 @@ class ChatService:
         model, profile = self._profile()  # no model or no context profile: nothing is stored
         chosen = explicit_intent(intent)
         mgr = self.manager
+        since = self.review.generation if self.review is not None else None  # before the turn begins
         handle = mgr.begin_turn(text, intent=chosen or "general_chat", scope_paths=list(scope_paths))
-        try:
+        with mgr.failing_turn(handle):
             client = mgr.client
             assert client is not None
             if chosen is None:
@@ -78,19 +75,13 @@ class ChatService:
                 if chosen != handle.intent:
                     turn_ops.set_intent(mgr.store.conn(), handle.turn_id, chosen)
             if chosen == "code_audit" and self.review is not None:
-                from autopatch_tui.core.repair.workflows import RepairService  # repair imports this module
+                from autopatch_tui.core.repair.workflows import (
+                    RepairService,  # repair imports this module
+                )
 
-                answer = RepairService(mgr, self.review).audit_turn(handle, text, callbacks=callbacks)
+                answer = RepairService(mgr, self.review).audit_turn(handle, text, callbacks=callbacks, since=since)
             else:
                 answer = self.respond(handle, chosen, text, model=model, profile=profile, callbacks=callbacks).answer
-        except (AutopatchError, KeyboardInterrupt) as exc:
-            if isinstance(exc, AutopatchError):
-                exc.turn_id = handle.turn_id
-            try:
-                mgr.fail_turn(handle)
-            except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
-                log.warning("could not mark the turn failed: %s", type(store_exc).__name__)
-            raise
         mgr.complete_turn(handle, answer)
         return ChatResult(handle.turn_id, handle.thread_id, answer, "completed", chosen)
 

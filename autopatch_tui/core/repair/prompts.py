@@ -43,8 +43,13 @@ def patch_request(f: Finding, instructions: str) -> str:
     return text
 
 
+MAX_REVIEW_FILES = 200  # listed in the review request; the model can list folders for the rest
+
+
 def review_request(paths: list[str], instructions: str) -> str:
-    text = "Files to review:\n" + "\n".join(f"- {p}" for p in paths)
+    text = "Files to review:\n" + "\n".join(f"- {p}" for p in paths[:MAX_REVIEW_FILES])
+    if len(paths) > MAX_REVIEW_FILES:
+        text += f"\n- … and {len(paths) - MAX_REVIEW_FILES} more Python files in the same scope"
     if instructions.strip():
         text += "\nThe developer's request for this audit:\n" + instructions
     return text

@@ -22,8 +22,10 @@ def _scope(ws: AuditWorkspace) -> str:
     return ", ".join(ws.scope) if ws.scope else "the repository"
 
 
-def audit_summary(ws: AuditWorkspace, *, reviewed_now: int | None = None, model: bool = True) -> str:
-    """`reviewed_now`: findings the zero-finding review reported in this turn (None: no review ran)."""
+def audit_summary(ws: AuditWorkspace, *, reviewed_now: int | None = None, model: bool = True,
+                  review_error: str = "") -> str:
+    """`reviewed_now`: findings the zero-finding review reported in this turn (None: no review ran);
+    `review_error`: why that review could not finish (a safe category, never the provider's text)."""
     report = ws.report
     states = ws.findings()
     scanned = sum(1 for s in states if s.finding.origin == "scanner")
@@ -32,6 +34,8 @@ def audit_summary(ws: AuditWorkspace, *, reviewed_now: int | None = None, model:
     if report.unparsed:
         shown = ", ".join(report.unparsed[:5]) + (" …" if len(report.unparsed) > 5 else "")
         lines.append(f"{len(report.unparsed)} file(s) could not be parsed and were skipped: {shown}")
+    if review_error:
+        lines.append(f"Second review of the zero-finding scan failed: {review_error}; run /audit again to retry.")
     if reviewed_now is not None:
         lines.append(f"Second review of the zero-finding scan: {reviewed_now} finding(s) reported."
                      if reviewed_now else "Second review of the zero-finding scan: no issues found.")

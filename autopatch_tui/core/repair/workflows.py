@@ -12,14 +12,12 @@ not make its workspace the session's current audit afterwards."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from autopatch_tui.core.agent import context as ctx
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
-from autopatch_tui.core.errors import AutopatchError, MemoryStoreError
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.llm.errors import RETRYABLE_PROVIDER_CATEGORIES, ProviderError
 from autopatch_tui.core.manager import MemoryManager
@@ -45,7 +43,6 @@ from autopatch_tui.core.repair.workspace import (
     WorkspaceError,
 )
 
-log = logging.getLogger(__name__)
 
 AUDIT_BATCH = 5  # findings drafted per audit turn
 
@@ -80,16 +77,8 @@ class RepairService:
               body: Callable[[turn_ops.TurnHandle], str]) -> RepairResult:
         mgr = self.manager
         handle = mgr.begin_turn(text, intent=intent, scope_paths=list(scope), evidence_keys=list(keys))
-        try:
+        with mgr.failing_turn(handle):
             answer = body(handle)
-        except (AutopatchError, KeyboardInterrupt) as exc:
-            if isinstance(exc, AutopatchError):
-                exc.turn_id = handle.turn_id
-            try:
-                mgr.fail_turn(handle)
-            except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
-                log.warning("could not mark the repair turn failed: %s", type(store_exc).__name__)
-            raise
         mgr.complete_turn(handle, answer)
         return RepairResult(handle.turn_id, handle.thread_id, answer, "completed", intent)
 
@@ -141,12 +130,18 @@ class RepairService:
                           still_current=lambda: self.manager.active_thread_id() == handle.thread_id)
         has_model = self.manager.client is not None
         reviewed: int | None = None
+        review_error = ""
         if not report.findings and has_model:
             progress("second review of the zero-finding scan…")
-            reviewed = self._zero_finding_review(handle, ws, text, callbacks)
+            try:
+                reviewed = self._zero_finding_review(handle, ws, text, callbacks)
+            except ProviderError as exc:  # like a finding of the batch: a transient failure is a result
+                if exc.category not in RETRYABLE_PROVIDER_CATEGORIES:
+                    raise
+                review_error = f"model error ({exc.category})"
         if has_model:
             self._batch(handle, ws, text, progress, callbacks)
-        return audit_summary(ws, reviewed_now=reviewed, model=has_model)
+        return audit_summary(ws, reviewed_now=reviewed, model=has_model, review_error=review_error)
 
     def audit_next(self, text: str = "/audit next", *, progress: Callable[[str], None] = _noop,
                    callbacks: AgentCallbacks | None = None) -> RepairResult:
