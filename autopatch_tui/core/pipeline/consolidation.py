@@ -34,6 +34,7 @@ from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_RELATED_ITEMS = 24
 MAX_ROWS_PER_TERM = 200
+MAX_RELATED_TERMS = 64
 
 
 @dataclass
@@ -84,15 +85,8 @@ def related_items(conn: sqlite3.Connection, cands: list[Candidate], limit: int =
     for c in cands:
         for phrase in [c.fields["subject"], *c.fields["aliases"], *c.fields["keywords"]]:  # type: ignore[misc]
             terms.extend(t for t in phrase_terms(str(phrase)) if t not in terms)
-    scores: dict[int, int] = {}
-    for term in terms[:64]:
-        for (row_id,) in conn.execute(
-            "SELECT item_row_id FROM recall_terms WHERE term = ? AND field IN ('subject', 'alias', 'keyword', 'check_id')"
-            " ORDER BY item_row_id DESC LIMIT ?", (term, MAX_ROWS_PER_TERM)
-        ):
-            scores[row_id] = scores.get(row_id, 0) + 1
-    ranked = holders + [r for r in sorted(scores, key=lambda r: (-scores[r], -r)) if r not in holders]
-    best = ranked[:limit]
+    shared = _shared_term_items(conn, terms[:MAX_RELATED_TERMS], limit + len(holders))
+    best = (holders + [r for r in shared if r not in holders])[:limit]
     if not best:
         return []
     rows = conn.execute(  # `+status`: look the rows up by row_id, never walk the status index
@@ -100,6 +94,25 @@ def related_items(conn: sqlite3.Connection, cands: list[Candidate], limit: int =
     ).fetchall()
     order = {r: n for n, r in enumerate(best)}
     return sorted(rows, key=lambda r: order[r["row_id"]])
+
+
+_PHRASE_FIELDS = "('subject', 'alias', 'keyword', 'check_id')"
+
+
+def _shared_term_items(conn: sqlite3.Connection, terms: list[str], limit: int) -> list[int]:
+    """Items sharing phrase terms with the candidates, most shared first, newest first. Each term
+    reads at most MAX_ROWS_PER_TERM index rows (its newest items); the counting, ordering and limit
+    run inside SQLite in one statement (one per number of terms, so the statement cache keeps it)."""
+    if not terms:
+        return []
+    arm = (f"SELECT * FROM (SELECT item_row_id AS item FROM recall_terms WHERE term = ? AND field IN {_PHRASE_FIELDS}"
+           " ORDER BY item_row_id DESC LIMIT ?)")
+    sql = ("SELECT item FROM (" + " UNION ALL ".join([arm] * len(terms)) + ")"
+           " GROUP BY item ORDER BY count(*) DESC, item DESC LIMIT ?")
+    args: list[object] = []
+    for term in terms:
+        args += [term, MAX_ROWS_PER_TERM]
+    return [row[0] for row in conn.execute(sql, [*args, limit])]
 
 
 def related_payload(row: sqlite3.Row) -> dict[str, object]:
