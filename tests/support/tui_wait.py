@@ -35,10 +35,12 @@ async def poll(pilot: Pilot, cond: Callable[[], Any], timeout: float = 30.0) -> 
 
 
 async def click(pilot: Pilot, target: Widget | str, timeout: float = 30.0) -> None:
-    """Click `target` once the compositor has laid it out where it is drawn (a widget mounted a
-    moment ago may still have a stale region under load, a toast may cover it for a while) and
-    assert that the click landed on it. On a timeout the error names what was drawn there."""
+    """Scroll `target` into view, click it once the compositor has laid it out where it is drawn (a
+    widget mounted a moment ago may still have a stale region under load, a toast may cover it for
+    a while) and assert that the click landed on it. On a timeout the error names what was drawn
+    there."""
     widget = pilot.app.screen.query_one(target) if isinstance(target, str) else target
+    widget.screen.scroll_to_widget(widget, animate=False)  # as a user would scroll to it first
     seen: list[str] = []
 
     def drawn() -> bool:
