@@ -15,7 +15,6 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import Worker, WorkerState
@@ -24,38 +23,21 @@ from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory.history import ThreadInfo, TurnInfo
 from autopatch_tui.tui.messages import OpenTurnInHistory
 from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens import history_paging as paging
+from autopatch_tui.tui.screens import history_text
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.widgets.history_tables import ThreadTable, TurnTable
+from autopatch_tui.tui.widgets.turn_detail import TurnDetail
 
 PAGE_SIZE = 100
 SEARCH_LIMIT = 200
 SEARCH_DELAY = 0.3  # seconds of quiet typing before a search runs
 RELOAD_DELAY = 0.3  # coalesces bursts of Memory changes
 NEAR_END = 5  # rows from the end of the window that trigger the next page
-PREVIEW_CHARS = 240
-MAX_WINDOW_FETCH = 500  # one manager call returns at most this many turns (history.MAX_PAGE)
 
-STATE_MARKS = {"completed": ("✓", ""), "failed": ("✗", "bold"), "interrupted": ("⊘", "italic"),
-               "open": ("○", "dim italic")}
 PANES = ("#search", "#threads-title", "#threads", "#turns-title", "#turns", "#detail")
 WORKER_GROUPS = ("history-threads", "history-turns", "history-more", "history-export")
-
-
-def short_time(iso: str | None) -> str:
-    """`2027-01-15T08:00:00.000Z` → `2027-01-15 08:00` (UTC, as stored)."""
-    if not iso:
-        return ""
-    return iso[:16].replace("T", " ")
-
-
-def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def state_text(state: str) -> Text:
-    mark, style_ = STATE_MARKS.get(state, ("?", ""))
-    return Text(f"{mark} {state}", style=style_, no_wrap=True)
 
 
 class HistoryScreen(AppScreen):
@@ -103,31 +85,25 @@ class HistoryScreen(AppScreen):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search every turn (type to filter; / to focus, Esc to clear)", id="search")
         yield Static(Text("Threads"), id="threads-title", classes="pane-title")
-        yield DataTable(id="threads", cursor_type="row", zebra_stripes=True)
+        yield ThreadTable(id="threads", cursor_type="row", zebra_stripes=True)
         yield Static(Text(""), id="turns-title", classes="pane-title")
-        yield DataTable(id="turns", cursor_type="row", zebra_stripes=True)
-        with VerticalScroll(id="detail"):
+        yield TurnTable(id="turns", cursor_type="row", zebra_stripes=True)
+        with TurnDetail(id="detail"):
             yield Static(Text(""), id="detail-text", markup=False)
         yield Static(Text(""), id="notice", markup=False)
         yield Footer()
 
     @property
-    def threads_table(self) -> DataTable:
-        return self.query_one("#threads", DataTable)
+    def threads_table(self) -> ThreadTable:
+        return self.query_one("#threads", ThreadTable)
 
     @property
-    def turns_table(self) -> DataTable:
-        return self.query_one("#turns", DataTable)
+    def turns_table(self) -> TurnTable:
+        return self.query_one("#turns", TurnTable)
 
     def on_mount(self) -> None:
-        threads = self.threads_table
-        threads.add_column("Thread", key="id")
-        threads.add_column("Status", key="status")
-        threads.add_column("Created (UTC)", key="created")
-        threads.add_column("Archived", key="archived")
-        threads.add_column("Last turn", key="last")
-        threads.add_column("Turns", key="turns")
-        self._set_turn_columns("thread")
+        self.threads_table.add_thread_columns()
+        self.turns_table.set_turn_columns("thread")
         self.query_one("#notice").display = False
         self.watch(self.app, "memory_version", self._memory_changed, init=False)
         self.watch(self.turns_table, "scroll_y", self._turns_scrolled, init=False)
@@ -135,17 +111,6 @@ class HistoryScreen(AppScreen):
             self._show_degraded()
             return
         self._work(self._fetch_threads, "history-threads")
-
-    def _set_turn_columns(self, mode: str) -> None:
-        table = self.turns_table
-        table.clear(columns=True)
-        if mode == "search":
-            table.add_column("Thread", key="thread", width=12)
-        table.add_column("#", key="seq", width=6)
-        table.add_column("Intent", key="intent", width=19)
-        table.add_column("State", key="state", width=13)
-        table.add_column("Created (UTC)", key="created", width=16)
-        table.add_column("Text", key="text", width=44 if mode == "search" else 56)
 
     def _work(self, fn: object, group: str) -> Worker:
         return self.run_worker(fn, thread=True, group=group, exit_on_error=False)  # type: ignore[arg-type]
@@ -155,8 +120,7 @@ class HistoryScreen(AppScreen):
         diag = self.manager.store.health.diagnostic or "unknown"
         self.degraded = diag
         notice = self.query_one("#notice", Static)
-        notice.update(Text(f"Memory is degraded: {diag}. The thread history is unavailable; open the Memory "
-                           "browser (F4) to export or clear it."))
+        notice.update(history_text.degraded_notice_text(diag))
         notice.display = True
         self._show_panes(False)
         self.threads_table.clear()
@@ -185,12 +149,7 @@ class HistoryScreen(AppScreen):
     def _apply_threads(self, threads: list[ThreadInfo]) -> None:
         self.threads = {t.id: t for t in threads}
         table = self.threads_table
-        table.clear()
-        for t in threads:
-            status = Text(("● " if t.status == "active" else "○ ") + t.status,
-                          style="bold" if t.status == "active" else "")
-            table.add_row(Text(t.id), status, Text(short_time(t.created_at)), Text(short_time(t.archived_at)),
-                          Text(short_time(t.last_turn_at)), Text(str(t.turns), justify="right"), key=t.id)
+        table.show_threads(threads)
         self.query_one("#threads-title", Static).update(Text(f"Threads ({len(threads)})", style="bold"))
         if self.thread_id is not None and self.thread_id not in self.threads:
             self.thread_id = None  # gone (Memory was cleared)
@@ -241,14 +200,7 @@ class HistoryScreen(AppScreen):
 
     def _fetch_page(self, gen: int, thread_id: str, offset: int, how: str, focus: str | None,
                     limit: int = PAGE_SIZE) -> None:
-        turns: list[TurnInfo] = []
-        while limit > 0:  # the manager returns at most MAX_WINDOW_FETCH per call
-            chunk = self.manager.thread_turns(thread_id, offset=offset + len(turns),
-                                              limit=min(limit, MAX_WINDOW_FETCH))
-            turns += chunk
-            limit -= len(chunk)
-            if len(chunk) < MAX_WINDOW_FETCH:
-                break
+        turns = paging.read_turns(self.manager, thread_id, offset, limit)
         self.app.call_from_thread(self._apply_page, gen, thread_id, offset, turns, how, focus)
 
     def _apply_page(self, gen: int, thread_id: str, offset: int, turns: list[TurnInfo], how: str,
@@ -256,21 +208,12 @@ class HistoryScreen(AppScreen):
         if gen != self._gen or thread_id != self.thread_id:
             return
         self._loading = False
-        if how == "append":
-            known = {t.id for t in self.turns}
-            self.turns += [t for t in turns if t.id not in known]
-        elif how == "prepend":
-            known = {t.id for t in self.turns}
-            self.turns = [t for t in turns if t.id not in known] + self.turns
-            self.window_start = offset
-        else:  # replace
-            self.turns = list(turns)
-            self.window_start = offset
+        self.turns, self.window_start = paging.merge_page(self.turns, self.window_start, turns, offset, how)
         if self.mode == "thread":
             if how == "append":
-                self._add_turn_rows(self.turns[self.turns_table.row_count:])
+                self.turns_table.add_turn_rows(self.turns[self.turns_table.row_count:])
             elif how == "prepend":
-                self._render_turns(self.turns, focus or self._cursor_key())
+                self._render_turns(self.turns, focus or self.turns_table.cursor_key())
             else:
                 self._render_turns(self.turns, focus)
         self._update_title()
@@ -314,94 +257,24 @@ class HistoryScreen(AppScreen):
         return True
 
     # --- rendering ----------------------------------------------------------------------
-    def _row(self, t: TurnInfo, *, with_thread: bool = False) -> list[Text]:
-        cells = [Text(str(t.sequence), justify="right"), Text(t.intent), state_text(t.state),
-                 Text(short_time(t.created_at)),
-                 Text(preview(t.user_text), no_wrap=True, overflow="ellipsis")]
-        if with_thread:
-            cells.insert(0, Text("…" + t.thread_id[-10:]))
-        return cells
-
-    def _add_turn_rows(self, turns: list[TurnInfo], *, with_thread: bool = False) -> None:
-        table = self.turns_table
-        for t in turns:
-            if t.id not in table.rows:
-                table.add_row(*self._row(t, with_thread=with_thread), key=t.id)
-
     def _render_turns(self, turns: list[TurnInfo], focus: str | None, *, with_thread: bool = False) -> None:
-        table = self.turns_table
-        table.clear()
-        self._add_turn_rows(turns, with_thread=with_thread)
-        index = {t.id: i for i, t in enumerate(turns)}
-        if focus in index:
-            table.move_cursor(row=index[focus], animate=False, scroll=True)
-            self.call_after_refresh(self._center_row, index[focus])
-        self._show_detail(turns[index[focus]] if focus in index else turns[0] if turns else None)
-
-    def _center_row(self, row: int) -> None:
-        table = self.turns_table
-        if row < table.row_count:
-            target = max(0, row - max(0, table.scrollable_content_region.height // 2))
-            table.scroll_to(y=target, animate=False)
-
-    def _cursor_key(self) -> str | None:
-        table = self.turns_table
-        if table.row_count == 0:
-            return None
-        try:
-            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:  # noqa: BLE001 - an empty or rebuilt table has no cursor cell
-            return None
+        row = self.turns_table.show_turns(turns, focus, with_thread=with_thread)
+        if row is not None:
+            self.call_after_refresh(self.turns_table.center_row, row)
+        self._show_detail(turns[row] if row is not None else turns[0] if turns else None)
 
     def _show_detail(self, turn: TurnInfo | None) -> None:
-        detail = self.query_one("#detail-text", Static)
-        if turn is None:
-            empty = ("Loading turns…" if self.mode == "thread" and self._loading else
-                     "No turns in this thread yet." if self.mode == "thread" and self.thread_id else
-                     "No matching turns." if self.mode == "search" else "")
-            detail.update(Text(empty, style="italic"))
-            return
-        out = Text()
-        out.append(f"Turn {turn.sequence}", style="bold")
-        out.append(f"  ·  {turn.intent}  ·  {turn.state}  ·  {short_time(turn.created_at)} UTC  ·  {turn.id}\n",
-                   style="dim")
-        if turn.scope_paths:
-            out.append("Scope: ", style="bold")
-            out.append(", ".join(turn.scope_paths) + "\n")
-        out.append("User\n", style="bold underline")
-        out.append(turn.user_text + "\n")
-        out.append("Assistant\n", style="bold underline")
-        if turn.assistant_text:
-            out.append(turn.assistant_text)
-        else:
-            out.append(f"(no answer: turn {turn.state})", style="italic")
-        detail.update(out)
-        self.query_one("#detail", VerticalScroll).scroll_home(animate=False)
+        empty = history_text.empty_detail_text(self.mode, self._loading, self.thread_id)
+        self.query_one("#detail", TurnDetail).show(turn, empty)
 
     def _update_title(self) -> None:
-        title = self.query_one("#turns-title", Static)
         if self.mode == "search":
-            n = len(self.results)
-            text = Text("Search “", style="bold")
-            text.append(self.search_text)
-            more = f" (first {SEARCH_LIMIT})" if n >= SEARCH_LIMIT else ""
-            text.append(f"”: {n} matching turn(s){more}, newest first — Enter opens a turn in its thread",
-                        style="bold")
-            title.update(text)
-            return
-        info = self.threads.get(self.thread_id or "")
-        if info is None:
-            title.update(Text(""))
-            return
-        text = Text(f"Thread {info.id}", style="bold")
-        text.append(f"  ·  {info.status}  ·  {info.turns} turn(s)")
-        if self.turns:
-            text.append(f"  ·  showing {self.window_start + 1}–{self.window_start + len(self.turns)}")
-        if self.has_more:
-            text.append("  (m: more)", style="dim")
-        if self.window_start > 0:
-            text.append("  (b: earlier)", style="dim")
-        title.update(text)
+            text = history_text.search_title_text(self.search_text, len(self.results), SEARCH_LIMIT)
+        else:
+            info = self.threads.get(self.thread_id or "")
+            text = Text("") if info is None else history_text.thread_title_text(
+                info, self.window_start, len(self.turns), self.has_more)
+        self.query_one("#turns-title", Static).update(text)
 
     @on(DataTable.RowHighlighted, "#turns")
     def _turn_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -462,7 +335,7 @@ class HistoryScreen(AppScreen):
             return
         if self.mode != "search":
             self.mode = "search"
-            self._set_turn_columns("search")
+            self.turns_table.set_turn_columns("search")
         self.search_text = text
         self.results = results
         self._render_turns(results, None, with_thread=True)
@@ -480,7 +353,7 @@ class HistoryScreen(AppScreen):
         if was_search:
             self._gen += 1  # a search still running is stale now
             self._loading = False
-            self._set_turn_columns("thread")
+            self.turns_table.set_turn_columns("thread")
             if render and self.thread_id is not None and not self.turns:
                 self.open_thread(self.thread_id)  # its first page was dropped by the search
             elif render:
@@ -514,18 +387,8 @@ class HistoryScreen(AppScreen):
         self.show_turn(message.turn_id)
 
     def _fetch_jump(self, gen: int, turn_id: str) -> None:
-        mgr = self.manager
-        info = mgr.turn_info(turn_id)
-        offset = max(0, info.sequence - 1 - PAGE_SIZE // 2)  # sequences count from 1 in a thread
-        turns = mgr.thread_turns(info.thread_id, offset=offset, limit=PAGE_SIZE)
-        if not any(t.id == turn_id for t in turns):  # gaps in the sequence: walk the pages
-            offset = 0
-            while True:
-                turns = mgr.thread_turns(info.thread_id, offset=offset, limit=PAGE_SIZE)
-                if not turns or any(t.id == turn_id for t in turns):
-                    break
-                offset += PAGE_SIZE
-        threads = mgr.threads()
+        info, offset, turns = paging.find_turn_page(self.manager, turn_id, PAGE_SIZE)
+        threads = self.manager.threads()
         self.app.call_from_thread(self._apply_jump, gen, info, offset, turns, threads)
 
     def _apply_jump(self, gen: int, info: TurnInfo, offset: int, turns: list[TurnInfo],
@@ -581,16 +444,7 @@ class HistoryScreen(AppScreen):
                    "history-threads")
 
     def _fetch_reload(self, gen: int, thread_id: str | None, offset: int, count: int) -> None:
-        threads = self.manager.threads()
-        turns: list[TurnInfo] | None = None
-        if thread_id is not None and any(t.id == thread_id for t in threads):
-            turns = []
-            while len(turns) < count:
-                chunk = self.manager.thread_turns(thread_id, offset=offset + len(turns),
-                                                  limit=min(count - len(turns), MAX_WINDOW_FETCH))
-                turns += chunk
-                if not chunk or len(chunk) < MAX_WINDOW_FETCH:
-                    break
+        threads, turns = paging.read_threads_and_window(self.manager, thread_id, offset, count)
         self.app.call_from_thread(self._apply_reload, gen, thread_id, offset, threads, turns)
 
     def _apply_reload(self, gen: int, thread_id: str | None, offset: int, threads: list[ThreadInfo],
@@ -602,7 +456,7 @@ class HistoryScreen(AppScreen):
             self._loading = False
         self._apply_threads(threads)
         if not stale and turns is not None:
-            self._render_turns(self.turns, self._cursor_key())
+            self._render_turns(self.turns, self.turns_table.cursor_key())
             self._update_title()
             self.refresh_bindings()
 

@@ -10,116 +10,44 @@ model text is shown as plain `Text`, never parsed as markup."""
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
-from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Footer, Input, OptionList, Select, Static
-from textual.widgets.option_list import Option
 
-from autopatch_tui.tui.screens.base import AppScreen
-from autopatch_tui.core import constants as C
 from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.memory.history import TurnInfo
-from autopatch_tui.core.memory.models import ItemDetail, SourceQuote
+from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.recall.cli_search import search_memory
 from autopatch_tui.core.recall.session import RecallLimitError
 from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens import memory_list
+from autopatch_tui.tui.screens import memory_notices as notices
+from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
+from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, Row
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.widgets.memory_item_detail import (
+    Provenance,
+    SourceList,
+    fields_text,
+    locate_quote,
+    quote_in_turn,
+    revisions_text,
+)
+
+__all__ = ["PAGE", "SEARCH_INTENT", "MemoryBrowserScreen", "SourceList", "locate_quote", "open_turn_in_history",
+           "quote_in_turn"]
 
 PAGE = 200
 """Items loaded per page; the next page loads when the cursor reaches the last row."""
-QUOTE_CONTEXT = 240
-"""Characters of the source turn shown on each side of a quote in a long turn."""
 SEARCH_INTENT = "general_chat"
 """The intent of the browser's search: the default of `memory search`."""
-
-KIND_OPTIONS: list[tuple[str, str]] = [
-    ("All kinds", "all"),
-    ("Preferences", "user_preference"),
-    ("Decisions", "project_decision"),
-    ("Discussions", "discussion_context"),
-]
-STATUS_OPTIONS: list[tuple[str, str]] = [(s.capitalize(), s) for s in C.ITEM_STATUSES]
-KIND_SHORT = {"user_preference": "preference", "project_decision": "decision", "discussion_context": "discussion"}
-
-LIST_COLUMNS = (("kind", "Kind", 10), ("subject", "Subject", 18), ("statement", "Statement", 24))
-SEARCH_COLUMNS = (("kind", "Kind", 10), ("subject", "Subject", 16), ("statement", "Statement", 16),
-                  ("match", "Match", 8))
-
-
-def one_line(text: str) -> Text:
-    """A table cell: plain text on one line, cut with an ellipsis."""
-    return Text(" ".join(text.split()), no_wrap=True, overflow="ellipsis")
-
-
-def short_time(iso: str) -> str:
-    """`2027-01-15T08:02:05.000Z` → `2027-01-15 08:02:05Z` (the full stamp is in the fields)."""
-    return iso[:19].replace("T", " ") + "Z" if len(iso) >= 19 else iso
-
-
-def locate_quote(text: str, quote: str) -> tuple[int, int] | None:
-    """Where `quote` sits in `text`: exactly, else ignoring case and runs of whitespace."""
-    if not quote.strip():
-        return None
-    start = text.find(quote)
-    if start >= 0:
-        return start, start + len(quote)
-    words = quote.split()
-    pattern = r"\s+".join(re.escape(w) for w in words)
-    match = re.search(pattern, text, flags=re.IGNORECASE)
-    return (match.start(), match.end()) if match else None
-
-
-def quote_in_turn(turn_text: str, quote: str, quote_style: Style | str, *,
-                  context: int = QUOTE_CONTEXT) -> tuple[Text, bool]:
-    """The turn text (a window around the quote when long) with the quote as a style span.
-    Returns (text, found)."""
-    where = locate_quote(turn_text, quote)
-    if where is None:
-        return Text(turn_text), False
-    start, end = where
-    lo = max(0, start - context)
-    hi = min(len(turn_text), end + context)
-    out = Text()
-    if lo > 0:
-        out.append("… ")
-    out.append(turn_text[lo:start])
-    out.append(turn_text[start:end], style=quote_style)
-    out.append(turn_text[end:hi])
-    if hi < len(turn_text):
-        out.append(" …")
-    return out, True
-
-
-@dataclass(frozen=True)
-class Row:
-    id: str
-    kind: str
-    subject: str
-    statement: str
-    match_type: str = ""
-
-
-@dataclass(frozen=True)
-class Provenance:
-    source: SourceQuote
-    turn: TurnInfo | None
-
-
-class SourceList(OptionList):
-    """Provenance quotes, each shown inside its source turn."""
-
-    COMPONENT_CLASSES = OptionList.COMPONENT_CLASSES | {"sourcelist--quote", "sourcelist--head",
-                                                        "sourcelist--missing"}
 
 
 class MemoryBrowserScreen(AppScreen):
@@ -180,7 +108,7 @@ class MemoryBrowserScreen(AppScreen):
     def on_mount(self) -> None:
         self.query_one("#mb-degraded").display = False
         self._show_detail_placeholder("")
-        self._set_columns(LIST_COLUMNS)
+        self._set_columns(memory_list.LIST_COLUMNS)
         self.query_one("#mb-items", DataTable).focus()
         self.watch(self.app, "memory_version", self._memory_changed, init=False)
         self.reload()
@@ -238,21 +166,7 @@ class MemoryBrowserScreen(AppScreen):
         self.healthy = False
         self.query_one("#mb-browser").display = False
         self.query_one("#mb-degraded").display = True
-        paths = self.services.manager.paths
-        try:
-            where = str(paths.db.relative_to(paths.repo))
-        except (AttributeError, ValueError):
-            where = "memory.db"
-        text = Text()
-        text.append("Diagnostic: ", style="bold")
-        text.append(diagnostic)
-        if schema_version is not None:
-            text.append(f"\nSchema version found: {schema_version}")
-        text.append(f"\nStore: {where}")
-        text.append("\n\nThe store was not modified. Nothing can be listed, searched or forgotten until it is "
-                    "cleared. Export writes a snapshot of what can still be read; Clear runs "
-                    "`memory clear --confirm`: it deletes all Memory data (exports are kept) and starts one "
-                    "empty thread.")
+        text = notices.degraded_text(diagnostic, schema_version, self.services.manager.paths)
         self.query_one("#mb-diagnostic", Static).update(text)
         self.query_one("#mb-clear", Button).focus()
         self.refresh_bindings()
@@ -269,13 +183,10 @@ class MemoryBrowserScreen(AppScreen):
         self._loading_more = False
         table = self.table
         if not append:
-            self._set_columns(SEARCH_COLUMNS if self.query_text else LIST_COLUMNS)
+            self._set_columns(memory_list.SEARCH_COLUMNS if self.query_text else memory_list.LIST_COLUMNS)
             self.rows = []
         for row in rows:
-            cells = [Text(KIND_SHORT.get(row.kind, row.kind)), one_line(row.subject), one_line(row.statement)]
-            if self.query_text:
-                cells.append(Text(row.match_type))
-            table.add_row(*cells, key=row.id)
+            table.add_row(*memory_list.row_cells(row, with_match=bool(self.query_text)), key=row.id)
         self.rows += rows
         self.more = more
         self._show_summary(problem)
@@ -285,32 +196,15 @@ class MemoryBrowserScreen(AppScreen):
         if not ids:
             self.selected = None
             self._clear_detail()
-            self._show_detail_placeholder(self._empty_text(problem))
+            self._show_detail_placeholder(memory_list.empty_text(self.query_text, problem, self.kind, self.status))
             self.refresh_bindings()
             return
         target = self.selected if self.selected in ids else ids[0]
         table.move_cursor(row=ids.index(target), animate=False)
         self.select_item(target, force=True)
 
-    def _empty_text(self, problem: str) -> str:
-        if self.query_text:
-            return problem or f"No active Memory item matches {self.query_text!r}."
-        kind = "" if self.kind == "all" else f" {KIND_SHORT[self.kind]}"
-        if self.status == "active":
-            return (f"No active{kind} Memory items yet. Memory forms in the background from your conversations: "
-                    "stated preferences, decisions and ongoing discussions.")
-        return f"No {self.status}{kind} Memory items."
-
     def _show_summary(self, problem: str) -> None:
-        n = len(self.rows)
-        if self.query_text:
-            text = Text(f"Search {self.query_text!r}: {n} result{'s' if n != 1 else ''} "
-                        f"(deterministic recall, as `memory search`; filters do not apply)")
-            if problem:
-                text = Text(f"Search {self.query_text!r}: {problem}")
-        else:
-            kind = "all kinds" if self.kind == "all" else KIND_SHORT[self.kind] + "s"
-            text = Text(f"{n}{'+' if self.more else ''} {self.status} item{'s' if n != 1 else ''} · {kind}")
+        text = memory_list.summary_text(self.query_text, problem, len(self.rows), self.more, self.kind, self.status)
         self.query_one("#mb-summary", Static).update(text)
 
     def _load_more(self) -> None:
@@ -372,83 +266,15 @@ class MemoryBrowserScreen(AppScreen):
             return
         self.detail = detail
         self.provenance = provenance
-        self.query_one("#mb-fields", Static).update(self._fields_text(detail))
-        self.query_one("#mb-revisions", Static).update(self._revisions_text(detail))
-        self.sources.add_options(self._source_options(provenance))
-        if provenance:
-            self.sources.highlighted = 0
+        self.query_one("#mb-fields", Static).update(fields_text(detail))
+        self.query_one("#mb-revisions", Static).update(revisions_text(detail))
+        self.sources.show_provenance(provenance)
         for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-sources-title", "#mb-sources"):
             self.query_one(wid).display = True
         self.query_one("#mb-sources-title", Static).update(
             Text(f"Provenance ({len(provenance)} quote{'s' if len(provenance) != 1 else ''}; j jumps to the turn)"
                  if provenance else "Provenance: none recorded"))
         self.refresh_bindings()
-
-    @staticmethod
-    def _fields_text(d: ItemDetail) -> Text:
-        t = Text()
-        t.append(d.statement, style="bold")
-        t.append("\n\n")
-
-        def field(label: str, value: str, value_style: str = "") -> None:
-            t.append(f"{label:<10}", style="dim")
-            t.append(value or "—", style=value_style)
-            t.append("\n")
-
-        field("ID", d.id)
-        field("Status", f"{d.status} (revision {d.revision})", "bold" if d.status != "active" else "")
-        field("Kind", d.kind)
-        field("Subject", d.subject)
-        field("Strength", d.strength)
-        field("Origin", d.origin)
-        field("Recall", d.recall_mode)
-        field("Paths", ", ".join(d.applies_to_paths) if d.applies_to_paths else "(whole project)")
-        field("Aliases", ", ".join(d.aliases))
-        field("Keywords", ", ".join(d.keywords))
-        if d.thread_id:
-            field("Thread", d.thread_id)
-        field("Updated", d.updated_at)
-        t.append("\nContent\n", style="dim")
-        t.append(d.content or "—")
-        return t
-
-    @staticmethod
-    def _revisions_text(d: ItemDetail) -> Text:
-        t = Text()
-        for n, r in enumerate(d.revisions):
-            if n:
-                t.append("\n")
-            t.append(f"r{r.revision} ", style="bold" if r.revision == d.revision else "")
-            t.append(f"{r.status:<10} ", style="dim" if r.status != "active" else "")
-            t.append(f"{short_time(r.updated_at)}  ", style="dim")
-            t.append(" ".join(r.statement.split()))
-        return t
-
-    def _source_options(self, provenance: list[Provenance]) -> list[Option]:
-        sources = self.sources
-        quote_style = sources.get_component_rich_style("sourcelist--quote")
-        head_style = sources.get_component_rich_style("sourcelist--head")
-        missing_style = sources.get_component_rich_style("sourcelist--missing")
-        options = []
-        for n, p in enumerate(provenance):
-            text = Text()
-            s, turn = p.source, p.turn
-            if turn is None:
-                text.append(f"{s.role} · turn not found (it may have been merged away)\n", style=head_style)
-                text.append(s.quote, style=quote_style)
-            else:
-                text.append(f"{s.role} · turn {turn.sequence} · {turn.state} · {short_time(turn.created_at)}\n",
-                            style=head_style)
-                body = turn.user_text if s.role == "user" else turn.assistant_text
-                shown, found = quote_in_turn(body, s.quote, quote_style)
-                text.append_text(shown)
-                if not found:
-                    text.append("\nquote (not found verbatim in the turn): ", style=missing_style)
-                    text.append(s.quote, style=quote_style)
-            if n < len(provenance) - 1:
-                text.append("\n")
-            options.append(Option(text, id=f"src-{n}"))
-        return options
 
     # --- filters and search -------------------------------------------------------------
     @on(Select.Changed, "#mb-kind")
@@ -527,9 +353,7 @@ class MemoryBrowserScreen(AppScreen):
         d = self.detail
         if d is None or d.status != "active":
             return
-        body = (f"{d.statement}\n\n{d.kind} · {d.id}\n\nThe item leaves the list and recall at once; its "
-                "candidates are suppressed. The raw turns it came from are kept.")
-        self.app.push_screen(ConfirmScreen("Forget this Memory item?", body, "Forget"),
+        self.app.push_screen(ConfirmScreen("Forget this Memory item?", notices.forget_body(d), "Forget"),
                              callback=partial(self._forget_answer, d.id))
 
     def _forget_answer(self, item_id: str, yes: bool | None) -> None:
@@ -556,10 +380,8 @@ class MemoryBrowserScreen(AppScreen):
     def action_clear(self) -> None:
         if self.healthy is not False:
             return
-        body = ("This is `memory clear --confirm`: it deletes all Memory data — turns, items, jobs and the "
-                "damaged database — and starts one empty thread. Exports are kept. It cannot be undone; export "
-                "a snapshot first if you want one.")
-        self.app.push_screen(ConfirmScreen("Clear all Memory?", body, "Clear"), callback=self._clear_answer)
+        self.app.push_screen(ConfirmScreen("Clear all Memory?", notices.CLEAR_BODY, "Clear"),
+                             callback=self._clear_answer)
 
     def _clear_answer(self, yes: bool | None) -> None:
         if not yes:

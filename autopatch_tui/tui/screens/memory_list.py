@@ -1,0 +1,67 @@
+"""The Memory browser's item list: its filters (kind, status), its columns for a listing and for a
+search, one row per item as plain-`Text` cells, and the summary line and empty-list notice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from autopatch_tui.core import constants as C
+
+KIND_OPTIONS: list[tuple[str, str]] = [
+    ("All kinds", "all"),
+    ("Preferences", "user_preference"),
+    ("Decisions", "project_decision"),
+    ("Discussions", "discussion_context"),
+]
+STATUS_OPTIONS: list[tuple[str, str]] = [(s.capitalize(), s) for s in C.ITEM_STATUSES]
+KIND_SHORT = {"user_preference": "preference", "project_decision": "decision", "discussion_context": "discussion"}
+
+LIST_COLUMNS = (("kind", "Kind", 10), ("subject", "Subject", 18), ("statement", "Statement", 24))
+SEARCH_COLUMNS = (("kind", "Kind", 10), ("subject", "Subject", 16), ("statement", "Statement", 16),
+                  ("match", "Match", 8))
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    kind: str
+    subject: str
+    statement: str
+    match_type: str = ""
+
+
+def one_line(text: str) -> Text:
+    """A table cell: plain text on one line, cut with an ellipsis."""
+    return Text(" ".join(text.split()), no_wrap=True, overflow="ellipsis")
+
+
+def row_cells(row: Row, *, with_match: bool) -> list[Text]:
+    cells = [Text(KIND_SHORT.get(row.kind, row.kind)), one_line(row.subject), one_line(row.statement)]
+    if with_match:
+        cells.append(Text(row.match_type))
+    return cells
+
+
+def empty_text(query_text: str, problem: str, kind: str, status: str) -> str:
+    """The detail pane's notice when the list (or the search) is empty."""
+    if query_text:
+        return problem or f"No active Memory item matches {query_text!r}."
+    kind_ = "" if kind == "all" else f" {KIND_SHORT[kind]}"
+    if status == "active":
+        return (f"No active{kind_} Memory items yet. Memory forms in the background from your conversations: "
+                "stated preferences, decisions and ongoing discussions.")
+    return f"No {status}{kind_} Memory items."
+
+
+def summary_text(query_text: str, problem: str, n: int, more: bool, kind: str, status: str) -> Text:
+    """The line above the list: how many items (or results) it shows, and of what."""
+    if query_text:
+        text = Text(f"Search {query_text!r}: {n} result{'s' if n != 1 else ''} "
+                    f"(deterministic recall, as `memory search`; filters do not apply)")
+        if problem:
+            text = Text(f"Search {query_text!r}: {problem}")
+        return text
+    kind_ = "all kinds" if kind == "all" else KIND_SHORT[kind] + "s"
+    return Text(f"{n}{'+' if more else ''} {status} item{'s' if n != 1 else ''} · {kind_}")
