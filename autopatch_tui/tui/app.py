@@ -36,7 +36,10 @@ def safe_error(error: BaseException | None) -> str:
 
 class AutopatchApp(App):
     TITLE = "autopatch-tui"
-    CSS_PATH = [style("app.tcss")]
+    # every screen's stylesheet is read once at startup: a screen whose CSS_PATH is already loaded
+    # opens without a stylesheet reparse and a restyle of the whole app (Textual's first-open cost)
+    CSS_PATH = [style(name) for name in ("app.tcss", "chat.tcss", "history.tcss", "memory_browser.tcss",
+                                         "diagnostics.tcss", "stores.tcss", "dialogs.tcss")]
     BINDINGS = [
         *(Binding(key, f"show('{name}')", SCREEN_TITLES[name], id=f"screen.{name}", priority=True)
           for name, key in SCREEN_KEYS.items()),  # priority: the focused prompt (a TextArea) binds f6
