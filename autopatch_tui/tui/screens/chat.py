@@ -9,7 +9,7 @@ from typing import Protocol
 
 from textual import on
 from textual.app import ComposeResult
-from textual.widgets import Footer, OptionList
+from textual.widgets import OptionList
 from textual.widgets._markdown import MarkdownStream
 from textual.worker import Worker, WorkerState
 
@@ -20,13 +20,22 @@ from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.tui import slash
 from autopatch_tui.tui.commands import CommandRunner
 from autopatch_tui.tui.file_index import FileIndex
-from autopatch_tui.tui.messages import StreamDelta, StreamReset, ToolUsed, TurnDone, TurnFailed, WorkflowProgress
+from autopatch_tui.tui.messages import (
+    StreamDelta,
+    StreamReset,
+    ToolUsed,
+    TurnDone,
+    TurnFailed,
+    WorkflowProgress,
+)
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog
+from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
 from autopatch_tui.tui.widgets.status_bar import StatusBar
+
 
 class TurnResult(Protocol):
     @property
@@ -59,7 +68,7 @@ class ChatScreen(AppScreen):
         yield Suggestions(id="suggestions")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status")
-        yield Footer()
+        yield AppFooter()
 
     @property
     def log_view(self) -> ChatLog:

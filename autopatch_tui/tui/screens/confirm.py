@@ -10,8 +10,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
-from autopatch_tui.tui.screens.base import AppModalScreen
 from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens.base import AppModalScreen
 
 
 class ConfirmScreen(AppModalScreen):

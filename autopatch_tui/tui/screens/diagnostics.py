@@ -20,15 +20,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, ProgressBar, Sparkline, Static
+from textual.widgets import DataTable, ProgressBar, Sparkline, Static
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory.job_table import MAX_ROWS, OPEN_STATES, JobRow, JobTable, read_job_counts, read_job_table
+from autopatch_tui.core.memory.job_table import (
+    MAX_ROWS,
+    OPEN_STATES,
+    JobRow,
+    JobTable,
+    read_job_counts,
+    read_job_table,
+)
 from autopatch_tui.core.pipeline.flush import ExitFlushResult
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.widgets.footer import AppFooter
 
 COUNT_LABELS = {
     "pending": "pending",
@@ -130,7 +138,7 @@ class DiagnosticsScreen(AppScreen):
         yield Static(Text("Jobs"), id="jobs-title", markup=False)
         yield DataTable(id="jobs", cursor_type="row", zebra_stripes=True)
         yield Static(Text(""), id="job-detail", markup=False)
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#jobs", DataTable)

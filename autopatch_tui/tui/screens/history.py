@@ -16,7 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.manager import MemoryManager
@@ -27,6 +27,7 @@ from autopatch_tui.tui.screens import history_paging as paging
 from autopatch_tui.tui.screens import history_text
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.history_tables import ThreadTable, TurnTable
 from autopatch_tui.tui.widgets.turn_detail import TurnDetail
 
@@ -91,7 +92,7 @@ class HistoryScreen(AppScreen):
         with TurnDetail(id="detail"):
             yield Static(Text(""), id="detail-text", markup=False)
         yield Static(Text(""), id="notice", markup=False)
-        yield Footer()
+        yield AppFooter()
 
     @property
     def threads_table(self) -> ThreadTable:

@@ -18,7 +18,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, DataTable, Footer, Input, OptionList, Select, Static
+from textual.widgets import Button, DataTable, Input, OptionList, Select, Static
 
 from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.memory.history import TurnInfo
@@ -32,6 +32,7 @@ from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, Row
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.memory_item_detail import (
     Provenance,
     SourceList,
@@ -103,7 +104,7 @@ class MemoryBrowserScreen(AppScreen):
             with Horizontal(classes="buttons"):
                 yield Button(Text("Export snapshot (e)"), id="mb-export")
                 yield Button(Text("Clear Memory… (c)"), id="mb-clear", variant="error")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.query_one("#mb-degraded").display = False
@@ -308,7 +309,10 @@ class MemoryBrowserScreen(AppScreen):
     def action_duplicates(self) -> None:
         """Find duplicate project stores (the merge dialog)."""
         from autopatch_tui.tui.screens.merge_dialog import MergeDialog
-        from autopatch_tui.tui.screens.stores import current_store_name, make_store_service
+        from autopatch_tui.tui.screens.stores import (
+            current_store_name,
+            make_store_service,
+        )
 
         self.app.push_screen(MergeDialog(make_store_service(self.services),
                                          current_store=current_store_name(self.services)))

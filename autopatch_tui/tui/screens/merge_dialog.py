@@ -28,13 +28,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import DescendantFocus
 from textual.message import Message
 from textual.message_pump import MessagePump
-from textual.widgets import Button, Footer, ProgressBar, Static
+from textual.widgets import Button, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
-from autopatch_tui.tui.screens.base import AppModalScreen
 from autopatch_tui.core.stores.scan import Proposal, ScanResult
 from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens.base import AppModalScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
+from autopatch_tui.tui.widgets.footer import AppFooter
 
 Pair = frozenset[str]
 
@@ -215,7 +216,7 @@ class MergeDialog(AppModalScreen):
                 yield Button(Text("Cancel scan"), id="merge-cancel-scan", variant="error")
                 yield Button(Text("Scan again (r)"), id="merge-rescan")
                 yield Button(Text("Close"), id="merge-close")
-        yield Footer()
+        yield AppFooter()
 
     async def on_mount(self) -> None:
         for wid in ("#merge-hint", "#merge-truncated", "#merge-progress"):

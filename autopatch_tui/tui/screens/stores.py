@@ -16,15 +16,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Button, DataTable, Footer, Static
+from textual.widgets import Button, DataTable, Static
 from textual.worker import Worker, WorkerState
 
-from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.core.stores.scan import ScanResult
 from autopatch_tui.core.stores.service import StoreService
 from autopatch_tui.tui.resources import style
+from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.merge_dialog import MergeDialog, StoresChanged
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.widgets.footer import AppFooter
 
 WORKER_GROUPS = ("stores-load",)
 COLUMNS = (("store", "Store", 34), ("label", "Label", 20), ("root", "Root", 38), ("facts", "Facts", 6),
@@ -95,7 +96,7 @@ class StoresScreen(AppScreen):
         with Horizontal(id="stores-actions"):
             yield Button(Text("Find duplicate stores (d)"), id="stores-scan", variant="primary")
             yield Button(Text("Reload (r)"), id="stores-reload")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
