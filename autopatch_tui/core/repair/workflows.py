@@ -25,7 +25,12 @@ from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.repair import prompts
-from autopatch_tui.core.repair.findings import REVIEW, REVIEW_CHECK_ID, Finding
+from autopatch_tui.core.repair.findings import (
+    REVIEW,
+    REVIEW_CHECK_ID,
+    Finding,
+    PatchDraft,
+)
 from autopatch_tui.core.repair.patching import (
     BindingError,
     DraftError,
@@ -42,7 +47,6 @@ from autopatch_tui.core.repair.workspace import (
     ReviewState,
     WorkspaceError,
 )
-
 
 AUDIT_BATCH = 5  # findings drafted per audit turn
 
@@ -64,6 +68,12 @@ def normalized_scope(paths: Sequence[str]) -> tuple[str, ...]:
     """Stripped, without trailing slashes, duplicates dropped. "/" stays "/" (absolute: the scanner
     refuses it) — it must not become "." (the whole repository)."""
     return tuple(dict.fromkeys(p.strip().rstrip("/") or p.strip() for p in paths if p.strip()))
+
+
+def patch_query(intent: str, text: str, f: Finding, draft: PatchDraft) -> RecallQuery:
+    """The typed recall query of a request about one finding's patch."""
+    return RecallQuery(intent, text, (f.path,), finding_path=f.path, check_id=f.check_id, finding_message=f.message,
+                       patch_path=draft.path, finding_id=f.id)
 
 
 class RepairService:
@@ -204,17 +214,21 @@ class RepairService:
                 ws.set_failed(finding.id, f"draft refused: {exc}")
 
     # --- patch_explain / patch_revise ---------------------------------------------------
-    def explain(self, finding_id: str, question: str, text: str, *,
-                callbacks: AgentCallbacks | None = None) -> RepairResult:
+    def _pending_patch(self, finding_id: str) -> tuple[AuditWorkspace, Finding, PatchDraft]:
+        """The open audit, the finding and its pending draft — refused before anything is stored
+        (no audit, no pending patch, no model)."""
         ws = self.review.require()
         state = ws.pending_patch(finding_id)
         self.chat._model()
-        f, draft = state.finding, state.draft
-        assert draft is not None
+        assert state.draft is not None
+        return ws, state.finding, state.draft
+
+    def explain(self, finding_id: str, question: str, text: str, *,
+                callbacks: AgentCallbacks | None = None) -> RepairResult:
+        ws, f, draft = self._pending_patch(finding_id)
 
         def body(handle: turn_ops.TurnHandle) -> str:
-            query = RecallQuery("patch_explain", question, (f.path,), finding_path=f.path, check_id=f.check_id,
-                                finding_message=f.message, patch_path=draft.path, finding_id=f.id)
+            query = patch_query("patch_explain", question, f, draft)
             run, _ = self._run_agent(handle, "patch_explain", query, prompts.EXPLAIN_SYSTEM,
                                      prompts.patch_context(f, draft, question or "Explain this patch.",
                                                            heading="The developer asks:"),
@@ -227,15 +241,10 @@ class RepairService:
 
     def revise(self, finding_id: str, instructions: str, text: str, *,
                callbacks: AgentCallbacks | None = None) -> RepairResult:
-        ws = self.review.require()
-        state = ws.pending_patch(finding_id)
-        self.chat._model()
-        f, current = state.finding, state.draft
-        assert current is not None
+        ws, f, current = self._pending_patch(finding_id)
 
         def body(handle: turn_ops.TurnHandle) -> str:
-            query = RecallQuery("patch_revise", instructions, (f.path,), finding_path=f.path, check_id=f.check_id,
-                                finding_message=f.message, patch_path=current.path, finding_id=f.id)
+            query = patch_query("patch_revise", instructions, f, current)
             _, tools = self._run_agent(handle, "patch_revise", query, prompts.REVISE_SYSTEM,
                                        prompts.patch_context(f, current, instructions,
                                                              heading="The developer wants this revision:"),
