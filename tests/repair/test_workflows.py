@@ -205,6 +205,20 @@ def test_a_transient_error_of_the_review_is_a_result_and_an_auth_error_fails_the
     assert [(r["state"], r["user_text"]) for r in turns(repo)] == [("completed", "/audit"), ("failed", "/audit again")]
 
 
+def test_a_new_audit_says_when_it_replaced_pending_patches(repo: Path, repair, review, llm_stub) -> None:
+    write(repo, "a.py", SWALLOW)
+    write(repo, "b.py", MUTABLE)
+    llm_stub.default("chat", Patcher(repo))
+    first = repair.audit("/audit", [])
+    assert "replaced the previous one" not in first.answer
+    repair.discard("F1")  # one of the two patches is closed; one stays pending
+    second = repair.audit("/audit again", [])
+    assert "This audit replaced the previous one; its 1 pending patch(es) were not applied." in second.answer
+    assert review.workspace is not None and review.workspace.get("F1").status == PATCHED
+    third = repair.audit("/audit once more", ["a.py"])
+    assert "its 2 pending patch(es) were not applied" in third.answer
+
+
 def test_the_review_request_lists_a_bounded_number_of_files(repo: Path) -> None:
     paths = [f"pkg/m{n:03}.py" for n in range(prompts.MAX_REVIEW_FILES + 7)]
     text = prompts.review_request(paths, "")

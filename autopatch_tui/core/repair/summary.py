@@ -23,14 +23,17 @@ def _scope(ws: AuditWorkspace) -> str:
 
 
 def audit_summary(ws: AuditWorkspace, *, reviewed_now: int | None = None, model: bool = True,
-                  review_error: str = "") -> str:
+                  review_error: str = "", dropped_patches: int = 0) -> str:
     """`reviewed_now`: findings the zero-finding review reported in this turn (None: no review ran);
-    `review_error`: why that review could not finish (a safe category, never the provider's text)."""
+    `review_error`: why that review could not finish (a safe category, never the provider's text);
+    `dropped_patches`: pending patches of the audit this one replaced (never applied)."""
     report = ws.report
     states = ws.findings()
     scanned = sum(1 for s in states if s.finding.origin == "scanner")
     lines = [f"Code audit of {_scope(ws)} ({report.files} Python file(s)): {scanned} finding(s) from the static "
              "scan" + (" (the scan stopped at its limit)" if report.truncated else "") + "."]
+    if dropped_patches:
+        lines.append(f"This audit replaced the previous one; its {dropped_patches} pending patch(es) were not applied.")
     if report.unparsed:
         shown = ", ".join(report.unparsed[:5]) + (" …" if len(report.unparsed) > 5 else "")
         lines.append(f"{len(report.unparsed)} file(s) could not be parsed and were skipped: {shown}")

@@ -43,6 +43,7 @@ from autopatch_tui.core.repair.tools import RepairToolBox, repair_toolbox
 from autopatch_tui.core.repair.workspace import (
     APPLIED,
     DISCARDED,
+    PATCHED,
     AuditWorkspace,
     ReviewState,
     WorkspaceError,
@@ -136,8 +137,10 @@ class RepairService:
         ws = AuditWorkspace.from_report(new_id("scan"), scope, report)
         # the session's current audit — unless /new or /reset ran since the request began: then the
         # request keeps its workspace to itself and the new thread starts without an open audit
-        self.review.start(ws, since=since,
-                          still_current=lambda: self.manager.active_thread_id() == handle.thread_id)
+        previous = self.review.workspace
+        became_current = self.review.start(
+            ws, since=since, still_current=lambda: self.manager.active_thread_id() == handle.thread_id)
+        dropped = previous.count(PATCHED) if became_current and previous is not None else 0
         has_model = self.manager.client is not None
         reviewed: int | None = None
         review_error = ""
@@ -151,7 +154,8 @@ class RepairService:
                 review_error = f"model error ({exc.category})"
         if has_model:
             self._batch(handle, ws, text, progress, callbacks)
-        return audit_summary(ws, reviewed_now=reviewed, model=has_model, review_error=review_error)
+        return audit_summary(ws, reviewed_now=reviewed, model=has_model, review_error=review_error,
+                             dropped_patches=dropped)
 
     def audit_next(self, text: str = "/audit next", *, progress: Callable[[str], None] = _noop,
                    callbacks: AgentCallbacks | None = None) -> RepairResult:
