@@ -24,6 +24,7 @@ from autopatch_tui.tui.services import Services
 log = logging.getLogger(__name__)
 
 SCREEN_KEYS = {"chat": "f2", "history": "f3", "memory": "f4", "jobs": "f5", "stores": "f6"}
+STATE_REFRESH_SECONDS = 0.25  # the status bar's health/thread/job counts follow Memory changes this closely
 SCREEN_TITLES = {"chat": "Chat", "history": "History", "memory": "Memory", "jobs": "Jobs", "stores": "Stores"}
 
 
@@ -56,6 +57,7 @@ class AutopatchApp(App):
         super().__init__()
         self.services = services
         self._unsubscribe = None
+        self._state_refresh_pending = False
 
     @classmethod
     def for_repo(cls, repo: str | Path | None, settings: Settings) -> AutopatchApp:
@@ -91,6 +93,18 @@ class AutopatchApp(App):
                 log.warning("theme not saved: %s", type(exc).__name__)
 
     # --- state from the manager ---------------------------------------------------------
+    def _schedule_state_refresh(self) -> None:
+        """One status read per STATE_REFRESH_SECONDS however many Memory changes arrive (a busy
+        worker reports one per job): each read is a thread worker and a full status query."""
+        if self._state_refresh_pending:
+            return
+        self._state_refresh_pending = True
+        self.set_timer(STATE_REFRESH_SECONDS, self._start_state_refresh)
+
+    def _start_state_refresh(self) -> None:
+        self._state_refresh_pending = False
+        self.run_worker(self._refresh_state, thread=True, group="state", exit_on_error=False)
+
     def _refresh_state(self) -> None:
         mgr = self.manager
         if not mgr.healthy:
@@ -114,7 +128,7 @@ class AutopatchApp(App):
             self.job_events += 1
         elif isinstance(event, MemoryChanged):
             self.memory_version += 1
-            self.run_worker(self._refresh_state, thread=True, group="state", exit_on_error=False)
+            self._schedule_state_refresh()
         elif isinstance(event, Notice):
             self.notify(event.text, severity="error" if event.level == "error" else
                         "warning" if event.level == "warning" else "information", markup=False)

@@ -1,0 +1,43 @@
+"""The App follows Memory changes with at most one status read per STATE_REFRESH_SECONDS: a burst
+of changes (one per finished job) costs one thread worker and one status query, and the status bar
+still ends up showing the store as it is."""
+
+from __future__ import annotations
+
+import asyncio
+
+from autopatch_tui.core.events import MemoryChanged
+from autopatch_tui.tui.app import AutopatchApp
+from autopatch_tui.tui.widgets.status_bar import StatusBar
+from tests.tui.test_chat import SIZE, make_app, wait_idle
+
+
+def test_a_burst_of_memory_changes_reads_the_status_once(repo, settings, monkeypatch) -> None:
+    reads: list[int] = []
+    real = AutopatchApp._refresh_state
+
+    def counting(self: AutopatchApp) -> None:
+        reads.append(1)
+        real(self)
+
+    monkeypatch.setattr(AutopatchApp, "_refresh_state", counting)
+    app = make_app(repo, settings)
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            reads.clear()
+            versions = app.memory_version
+            mgr = app.manager
+            handle = mgr.begin_turn("a turn the status bar should count")  # an open turn: no job yet
+            mgr.complete_turn(handle, "ok")  # one pending extraction job, one MemoryChanged
+            for _ in range(20):
+                mgr.events.emit(MemoryChanged("turn"))
+            await pilot.pause(0.6)
+            await wait_idle(pilot, app)
+            assert app.memory_version == versions + 21  # every change still reaches the screens
+            assert len(reads) == 1
+            assert app.job_counts[0] + app.job_counts[1] == 1  # pending or leased: the new job is counted
+            assert app.screen.query_one(StatusBar).pending == 1
+
+    asyncio.run(run())
