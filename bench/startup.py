@@ -85,9 +85,10 @@ async def startup(repo: Path, settings) -> dict[str, float]:
     return out
 
 
-async def typing_latency(repo: Path, settings, stub: StubLLMServer | None, turns: int = 120) -> tuple[float, float, int]:
+async def typing_latency(repo: Path, settings, turns: int = 120) -> tuple[float, float, int]:
     """Key → prompt latency through Textual's test driver (its own per-key overhead included, which
-    is why the idle baseline is printed beside it)."""
+    is why the idle baseline is printed beside it). Returns (p50, p95, extraction jobs finished
+    while typing)."""
     mgr = MemoryManager.open(repo, settings)
     for n in range(turns):
         h = mgr.begin_turn(f"note {n}: we always use tabs")
@@ -104,9 +105,30 @@ async def typing_latency(repo: Path, settings, stub: StubLLMServer | None, turns
             while len(prompt.text) == before:
                 await asyncio.sleep(0)
             samples.append((time.perf_counter() - t) * 1000)
-        processed = len(stub.requests_for("extraction")) if stub is not None else 0
+        processed = mgr.store.conn().execute(
+            "SELECT count(*) FROM memory_jobs WHERE kind = 'extraction' AND status LIKE 'succeeded%'").fetchone()[0]
     samples.sort()
     return statistics.median(samples), samples[int(len(samples) * 0.95) - 1], processed
+
+
+def _slow_extraction(req):  # a model that takes a while: the worker is busy in the background
+    time.sleep(0.05)
+    body = json.loads(req.body["messages"][-1]["content"])
+    return {"thread_checkpoint": f"{len(body['turns'])} turns", "candidates": []}
+
+
+STUB_PROCESS = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+from startup import _slow_extraction
+from tests.support.llm_stub import StubLLMServer
+stub = StubLLMServer()
+stub.default("extraction", _slow_extraction)
+print(stub.base_url, flush=True)
+sys.stdin.read()  # until the benchmark closes our stdin
+stub.close()
+"""
 
 
 def main() -> None:
@@ -130,25 +152,35 @@ def main() -> None:
               f"  {r['open_history_again_ms']:.0f} / {r['open_memory_again_ms']:.0f} ms")
     print("  targets                            ≤ 500 ms                  ≤ 300 ms      ≤ 300 ms     ≤ 300 ms")
 
+    def model_settings(base_url: str):
+        return load_settings({**env, "AUTOPATCH_LLM_BASE_URL": base_url, "AUTOPATCH_LLM_MODEL": "gpt-4o",
+                              "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "0"})
+
+    # the model server in another process, as a real endpoint is
+    server = subprocess.Popen([sys.executable, "-c", STUB_PROCESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        url = server.stdout.readline().strip() if server.stdout else ""
+        p50, p95, processed = asyncio.run(typing_latency(make_repo(base / "typing"), model_settings(url)))
+    finally:
+        if server.stdin:
+            server.stdin.close()
+        server.wait(10)
+    # the stub inside this process: its HTTP handling competes for the GIL with the app
     stub = StubLLMServer()
-
-    def extraction(req):
-        time.sleep(0.05)  # a model that takes a while: the worker is busy in the background
-        body = json.loads(req.body["messages"][-1]["content"])
-        return {"thread_checkpoint": f"{len(body['turns'])} turns", "candidates": []}
-
-    stub.default("extraction", extraction)
-    typing_repo = make_repo(base / "typing")
-    settings_m = load_settings({**env, "AUTOPATCH_LLM_BASE_URL": stub.base_url, "AUTOPATCH_LLM_MODEL": "gpt-4o",
-                                "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "0"})
-    p50, p95, processed = asyncio.run(typing_latency(typing_repo, settings_m, stub))
-    stub.close()
+    stub.default("extraction", _slow_extraction)
+    try:
+        i50, i95, in_processed = asyncio.run(typing_latency(make_repo(base / "typing-in"), model_settings(stub.base_url)))
+    finally:
+        stub.close()
     idle_repo = make_repo(base / "typing-idle")
-    b50, b95, _ = asyncio.run(typing_latency(idle_repo, settings, None, turns=0))
-    print(f"typing while the worker runs: key→prompt p50 {p50:.1f} ms, p95 {p95:.1f} ms"
-          f" ({processed} extraction calls served meanwhile)")
-    print(f"typing with nothing running (driver baseline): p50 {b50:.1f} ms, p95 {b95:.1f} ms;"
-          f" worker cost p50 {p50 - b50:+.1f} ms, p95 {p95 - b95:+.1f} ms (target: within one frame, ≤ 16 ms)")
+    b50, b95, _ = asyncio.run(typing_latency(idle_repo, settings, turns=0))
+    print(f"typing with nothing running (driver baseline): p50 {b50:.1f} ms, p95 {b95:.1f} ms")
+    for label, (q50, q95, n) in (("model server in another process", (p50, p95, processed)),
+                                 ("stub server inside the app's process", (i50, i95, in_processed))):
+        print(f"typing while the worker runs, {label}: key→prompt p50 {q50:.1f} ms, p95 {q95:.1f} ms"
+              f" ({n} extraction jobs finished meanwhile); worker cost p50 {q50 - b50:+.1f} ms, p95 {q95 - b95:+.1f} ms"
+              " (target: within one frame, ≤ 16 ms)")
 
 
 if __name__ == "__main__":
