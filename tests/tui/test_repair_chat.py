@@ -10,7 +10,14 @@ import json
 
 from autopatch_tui.tui.widgets.chat_log import AssistantMessage
 from tests.support.llm_stub import CapturedRequest, Reply
-from tests.tui.test_chat import SIZE, make_app, model_settings, notes, type_and_send, wait_idle
+from tests.tui.test_chat import (
+    SIZE,
+    make_app,
+    model_settings,
+    notes,
+    type_and_send,
+    wait_idle,
+)
 
 SWALLOW = "def load(path):\n    try:\n        return open(path).read()\n    except:\n        pass\n"
 OLD = "    except:\n        pass\n"
@@ -25,6 +32,13 @@ def propose(finding: str, new_text: str):
                 {"finding_id": finding, "old_text": OLD, "new_text": new_text}))])
         return "MODEL-FREE-TEXT: done"
     return reply
+
+
+async def run_command(pilot, app, text: str) -> str:
+    """Send `text`, wait until the app is idle, return the last note shown."""
+    await type_and_send(pilot, text)
+    await wait_idle(pilot, app)
+    return notes(app)[-1]
 
 
 def answers(app) -> list[str]:
@@ -45,15 +59,10 @@ def test_audit_without_a_model_scans_saves_the_summary_and_patch_commands_refuse
             [turn] = app.manager.recent_turns()
             assert (turn.intent, turn.state, turn.user_text, turn.assistant_text) == (
                 "code_audit", "completed", "/audit @src", shown)
-            await type_and_send(pilot, "/patch show F1")
-            await wait_idle(pilot, app)
-            assert "F1 has no patch (open)" in notes(app)[-1]
-            await type_and_send(pilot, "/audit next")
-            await wait_idle(pilot, app)
-            assert "No model is configured" in notes(app)[-1]
-            await type_and_send(pilot, "/audit @missing")
-            await wait_idle(pilot, app)
-            assert "cannot scan 'missing'" in notes(app)[-1] and "Your message was saved" in notes(app)[-1]
+            assert "F1 has no patch (open)" in await run_command(pilot, app, "/patch show F1")
+            assert "No model is configured" in await run_command(pilot, app, "/audit next")
+            note = await run_command(pilot, app, "/audit @missing")
+            assert "cannot scan 'missing'" in note and "Your message was saved" in note
             failed = app.manager.recent_turns()[-1]
             assert (failed.state, failed.user_text, failed.assistant_text) == ("failed", "/audit @missing", "")
 
@@ -83,22 +92,13 @@ def test_audit_apply_revise_and_new_closes_the_audit(repo, llm_stub):
             await type_and_send(pilot, "/patch show F1")
             await wait_idle(pilot, app)
             assert "+        return ''" in answers(app)[-1]
-            await type_and_send(pilot, "/patch apply F1")
-            await wait_idle(pilot, app)
-            assert "Applied the patch for F1 to io.py." in notes(app)[-1]
+            assert "Applied the patch for F1 to io.py." in await run_command(pilot, app, "/patch apply F1")
             assert (repo / "io.py").read_text(encoding="utf-8").endswith(REVISED)
-            await type_and_send(pilot, "/patch apply F1")
-            await wait_idle(pilot, app)
-            assert "F1 has no pending patch (it is applied)" in notes(app)[-1]
-            await type_and_send(pilot, "/new")
-            await wait_idle(pilot, app)
-            assert "The open audit was closed" in notes(app)[-1]
-            await type_and_send(pilot, "/patch list")
-            await wait_idle(pilot, app)
-            assert "no audit is open" in notes(app)[-1]
-            await type_and_send(pilot, "/patch explain F1")
-            await wait_idle(pilot, app)
-            assert "Not sent: no audit is open" in notes(app)[-1] and "Nothing was stored" in notes(app)[-1]
+            assert "F1 has no pending patch (it is applied)" in await run_command(pilot, app, "/patch apply F1")
+            assert "The open audit was closed" in await run_command(pilot, app, "/new")
+            assert "no audit is open" in await run_command(pilot, app, "/patch list")
+            note = await run_command(pilot, app, "/patch explain F1")
+            assert "Not sent: no audit is open" in note and "Nothing was stored" in note
 
     asyncio.run(run())
 
@@ -112,9 +112,8 @@ def test_reset_closes_the_open_audit_and_keeps_memory(repo, settings):
             await type_and_send(pilot, "/audit")
             await wait_idle(pilot, app)
             assert app.services.review.workspace is not None
-            await type_and_send(pilot, "/reset")
-            await wait_idle(pilot, app)
-            assert "Memory was kept" in notes(app)[-1] and "The open audit was closed" in notes(app)[-1]
+            note = await run_command(pilot, app, "/reset")
+            assert "Memory was kept" in note and "The open audit was closed" in note
             assert app.services.review.workspace is None
             assert [t.intent for t in app.manager.recent_turns()] == ["code_audit"]
 
