@@ -14,7 +14,13 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.errors import AutopatchError
-from autopatch_tui.core.events import FlushProgress, JobFinished, MemoryChanged, Notice, QueueCounts
+from autopatch_tui.core.events import (
+    FlushProgress,
+    JobFinished,
+    MemoryChanged,
+    Notice,
+    QueueCounts,
+)
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings, save_setting
 from autopatch_tui.tui.messages import CoreEvent
@@ -52,6 +58,7 @@ class AutopatchApp(App):
     active_thread: reactive[str] = reactive("")
     memory_version: reactive[int] = reactive(0)
     job_events: reactive[int] = reactive(0)
+    store_generation: reactive[int] = reactive(0)  # +1 when the app reopened on another store
 
     def __init__(self, services: Services) -> None:
         super().__init__()
@@ -91,6 +98,42 @@ class AutopatchApp(App):
                 save_setting(self.services.settings.config_file, "theme", theme)
             except OSError as exc:
                 log.warning("theme not saved: %s", type(exc).__name__)
+
+    # --- following a merge of this app's own store --------------------------------------
+    def follow_store_merge(self) -> None:
+        """This app's store was merged away (FR-057/058): close the manager on the retired store and
+        reopen the repository, whose alias redirect now leads to the living holder. Blocking work
+        (closing waits for the worker; opening validates the store) runs in a thread worker."""
+        self.run_worker(self._reopen_manager, thread=True, group="reopen", exclusive=True, exit_on_error=False)
+
+    def _reopen_manager(self) -> None:
+        old = self.manager
+        self.call_from_thread(self._detach_manager)
+        old.close()
+        new = MemoryManager.open(old.repo, self.services.settings)
+        self.call_from_thread(self._attach_manager, new)
+
+    def _detach_manager(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _attach_manager(self, manager: MemoryManager) -> None:
+        self.services.manager = manager
+        self._unsubscribe = manager.events.subscribe(lambda e: self.post_message(CoreEvent(e)))
+        self.health = "healthy" if manager.healthy else "degraded"
+        manager.start_background()
+        self.store_generation += 1  # views holding store services rebuild them
+        self.memory_version += 1  # every open view reloads from the holder
+        self._schedule_state_refresh()
+        holder = manager.redirect.holder if manager.redirect is not None else None
+        if manager.healthy and holder:
+            self.notify(f"This app now uses {holder}, the store its checkout was merged into.",
+                        title="Store merged", timeout=10, markup=False)
+        else:
+            diagnostic = manager.store.health.diagnostic or "unknown"
+            self.notify(f"The merged store could not be opened: {diagnostic}.", title="Store merged",
+                        severity="error", timeout=12, markup=False)
 
     # --- state from the manager ---------------------------------------------------------
     def _schedule_state_refresh(self) -> None:

@@ -29,13 +29,19 @@ from autopatch_tui.core.stores.scan import Proposal, ScanResult
 from autopatch_tui.core.stores.service import MergeError, StoreService
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
-from autopatch_tui.tui.screens.merge_dialog import NO_MODEL_HINT, TRUNCATED_NOTICE, MergeDialog, ProposalRow
+from autopatch_tui.tui.screens.merge_dialog import (
+    NO_MODEL_HINT,
+    TRUNCATED_NOTICE,
+    MergeDialog,
+    ProposalRow,
+)
 from autopatch_tui.tui.screens.stores import StoresScreen
 from autopatch_tui.tui.services import Services
-from tests.support.fixtures import make_git_repo
+from tests.support.fixtures import DEFAULT_REMOTE, make_git_repo
 from tests.support.llm_stub import CapturedRequest, Reply, StubLLMServer
 from tests.support.pipeline_helpers import payload_of, seed_item, stub_settings
-from tests.support.tui_wait import click, poll, settle as st_wait  # noqa: E402
+from tests.support.tui_wait import click, poll  # noqa: E402
+from tests.support.tui_wait import settle as st_wait
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -587,3 +593,37 @@ def _snapshot(snap_compare: Any, repo: Path, settings: Settings, state: str) -> 
 @pytest.mark.parametrize("state", ["list", "proposals", "no_model"])
 def test_stores_snapshot(state: str, repo: Path, settings: Settings, snap_compare: Any) -> None:
     assert _snapshot(snap_compare, repo, settings, state)
+
+
+async def test_merging_the_apps_own_store_away_reopens_the_app_on_the_holder(
+        repo: Path, settings: Settings, tmp_path: Path) -> None:
+    other = st_checkout(tmp_path, settings, "clone", DEFAULT_REMOTE, facts=2)  # a clone of the app's repository
+    app = st_app(repo, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        old = app.manager
+        own = old.store.identity.store_name
+        stores = await open_stores(pilot)
+        dialog = await open_dialog(pilot, stores)
+        row = rows_by_pair(dialog)[frozenset({own, other})]
+        if row.source != own:
+            await click(pilot, row.query_one(".swap", Button))
+        assert (row.source, row.target) == (own, other)
+        await merge_row(pilot, dialog, row)
+        await st_wait(pilot, lambda: app.manager is not old and app.store_generation == 1)
+        assert old._closed  # the manager on the retired store was closed
+        assert app.manager.healthy and app.manager.redirect is not None and app.manager.redirect.holder == other
+        assert dialog.current_store == other and stores.current == other
+        assert any(f"This app now uses {other}" in m for m in notes)
+        assert not any("Restart autopatch-tui" in m for m in notes)
+        # the app writes to the holder now: a new turn lands in the clone's store
+        handle = app.manager.begin_turn("after the merge")
+        app.manager.complete_turn(handle, "ok")
+        await st_wait(pilot, lambda: any(r.store == other and not r.retired for r in stores.rows))
+        table = stores.query_one("#stores-table", DataTable)
+        assert table_cells(table, other)[4] == "current" and table_cells(table, own)[4] == "retired"
+    holder = MemoryManager.open(tmp_path / "clone", settings)
+    try:
+        assert "after the merge" in [t.user_text for t in holder.recent_turns()]
+    finally:
+        holder.close()

@@ -399,7 +399,7 @@ class MergeDialog(AppModalScreen):
                 f"Its threads, turns and Memory move into {tgt_name}; {src_name} is then retired and its file "
                 "is kept as a backup.")
         if source == self.current_store:
-            body += "\n\nThis is the store this app uses: restart the app after the merge."
+            body += f"\n\nThis is the store this app uses: after the merge the app continues with {tgt_name}."
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -448,8 +448,13 @@ class MergeDialog(AppModalScreen):
         self.notify(f"Merged {source} into {into}: {turns} turn(s) and {items} item(s) moved; organize: {status}.",
                     title="Stores merged", timeout=8)
         if source == self.current_store:
-            self.notify(f"This app's store was merged into {into}. Restart autopatch-tui to continue with it.",
-                        severity="warning", timeout=12)
+            self.current_store = into
+            follow = getattr(self.app, "follow_store_merge", None)
+            if follow is not None:
+                follow()  # the app reopens its checkout, which now leads to the holder
+            else:
+                self.notify(f"This app's store was merged into {into}. Restart autopatch-tui to continue with it.",
+                            severity="warning", timeout=12)
         elif target == self.current_store and hasattr(self.app, "memory_version"):
             self.app.memory_version += 1  # open views of this app's Memory reload
         if self.listener is not None:

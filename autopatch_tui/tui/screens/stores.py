@@ -103,6 +103,19 @@ class StoresScreen(AppScreen):
         for key, label, width in COLUMNS:
             table.add_column(Text(label), key=key, width=width)
         table.focus()
+        if hasattr(self.app, "store_generation"):
+            self.watch(self.app, "store_generation", self._store_reopened, init=False)
+        self.reload()
+
+    def _store_reopened(self, _generation: int) -> None:
+        """The app reopened on the holder of its merged-away store: the old manager's model client is
+        closed, so the store service (and an open merge dialog's) is rebuilt on the new one."""
+        self.store_service = make_store_service(self.services)
+        self.current = current_store_name(self.services)
+        for screen in self.app.screen_stack:
+            if isinstance(screen, MergeDialog):
+                screen.service = self.store_service
+                screen.current_store = self.current
         self.reload()
 
     # --- loading ------------------------------------------------------------------------
@@ -180,4 +193,6 @@ class StoresScreen(AppScreen):
     @on(StoresChanged)
     def _stores_changed(self, message: StoresChanged) -> None:
         message.stop()
+        if message.source == self.current:
+            self.current = message.target  # this app's checkout now leads to the merge target
         self.reload()
