@@ -75,9 +75,8 @@ class ChatService:
                 if chosen != handle.intent:
                     turn_ops.set_intent(mgr.store.conn(), handle.turn_id, chosen)
             if chosen == "code_audit" and self.review is not None:
-                from autopatch_tui.core.repair.workflows import (
-                    RepairService,  # repair imports this module
-                )
+                # imported here: the repair package imports this module
+                from autopatch_tui.core.repair.workflows import RepairService
 
                 answer = RepairService(mgr, self.review).audit_turn(handle, text, callbacks=callbacks, since=since)
             else:
