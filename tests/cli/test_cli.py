@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings
-from tests.support.fixtures import db_path, parse_single_json, scalar, state_dir
+from tests.support.fixtures import db_path, parse_single_json, scalar, state_dir, write_old_store
 
 
 def _make_v3(repo: Path) -> Path:
-    db = db_path(repo)
-    db.parent.mkdir(mode=0o700, exist_ok=True)
-    conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE notes (x)")
-    conn.execute("PRAGMA user_version = 3")
-    conn.commit()
-    conn.close()
-    return db
+    return write_old_store(repo, "CREATE TABLE notes (x)")
 
 
 def test_json_commands_print_exactly_one_document(repo: Path, run_cli, invoke_cli) -> None:

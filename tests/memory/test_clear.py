@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ from autopatch_tui.core.errors import MemoryFencedError, UsageError
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import schema
 from autopatch_tui.core.settings import Settings
-from tests.support.fixtures import db_path, file_fingerprint, query, raw_connect, scalar, state_dir
+from tests.support.fixtures import db_path, file_fingerprint, query, raw_connect, scalar, state_dir, write_old_store
 from tests.support.memory_factory import add_item, add_turns
 
 DATA_TABLES = ("turns", "memory_jobs", "memory_candidates", "candidate_sources", "memory_items",
@@ -112,15 +111,8 @@ def test_clear_without_confirm_is_a_usage_error_and_deletes_nothing(manager: Mem
 
 
 def _make_v3(repo: Path) -> Path:
-    db = db_path(repo)
-    db.parent.mkdir(mode=0o700, exist_ok=True)
-    conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE turns (id TEXT PRIMARY KEY, user_text TEXT, provider_error TEXT)")
-    conn.execute("INSERT INTO turns VALUES ('old', 'OLD-V3-TEXT', 'SECRET-BODY')")
-    conn.execute("PRAGMA user_version = 3")
-    conn.commit()
-    conn.close()
-    return db
+    return write_old_store(repo, "CREATE TABLE turns (id TEXT PRIMARY KEY, user_text TEXT, provider_error TEXT)",
+                           "INSERT INTO turns VALUES ('old', 'OLD-V3-TEXT', 'SECRET-BODY')")
 
 
 def test_clear_on_a_degraded_store_replaces_the_files_with_a_clean_v4_store(repo: Path, run_cli,

@@ -18,7 +18,7 @@ from autopatch_tui.core.errors import MemoryDegradedError
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import schema
 from autopatch_tui.core.settings import Settings
-from tests.support.fixtures import bootstrap_healthy, db_path, file_fingerprint, raw_connect, scalar
+from tests.support.fixtures import bootstrap_healthy, db_path, file_fingerprint, raw_connect, scalar, write_old_store
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,8 @@ def _fresh_sqlite(repo: Path) -> sqlite3.Connection:
 
 
 def _v3_file(repo: Path, settings: Settings) -> None:
-    conn = _fresh_sqlite(repo)
-    conn.execute("CREATE TABLE turns (id TEXT PRIMARY KEY, user_text TEXT, provider_error TEXT)")
-    conn.execute("INSERT INTO turns VALUES ('t1', 'hello', 'SECRET-BODY')")
-    conn.execute("PRAGMA user_version = 3")
-    conn.close()
+    write_old_store(repo, "CREATE TABLE turns (id TEXT PRIMARY KEY, user_text TEXT, provider_error TEXT)",
+                    "INSERT INTO turns VALUES ('t1', 'hello', 'SECRET-BODY')")
 
 
 def _mutate_healthy(*statements: str) -> Callable[[Path, Settings], None]:

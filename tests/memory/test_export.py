@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import stat
 import threading
 import time
@@ -15,7 +14,7 @@ import pytest
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings
-from tests.support.fixtures import FakeClock, db_path, file_fingerprint, raw_connect, state_dir
+from tests.support.fixtures import FakeClock, db_path, file_fingerprint, raw_connect, state_dir, write_old_store
 from tests.support.memory_factory import add_item, add_turns
 
 FROZEN = 1_800_000_000.25
@@ -176,25 +175,23 @@ def test_concurrent_exports_from_processes_never_overwrite(repo: Path, settings:
 
 
 def _make_v3_store(repo: Path, *, job_failure: tuple[str, str, str, str] | None = None) -> Path:
-    db = db_path(repo)
-    db.parent.mkdir(mode=0o700, exist_ok=True)
-    conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, status TEXT, created_at REAL)")
-    conn.execute("CREATE TABLE turns (id TEXT PRIMARY KEY, thread_id TEXT, sequence INTEGER, user_text TEXT,"
-                 " assistant_text TEXT, scope_paths TEXT, provider_error TEXT, reasoning TEXT, created_at REAL)")
-    conn.execute("INSERT INTO threads VALUES ('thr-old', 'active', 1000.0)")
-    conn.execute("INSERT INTO turns VALUES ('turn-old', 'thr-old', 1, 'old RAW question', 'old answer',"
-                 " 'not json', 'SECRET-BODY from the provider', 'SECRET-REASONING', 1000.5)")
+    statements: list[str | tuple[str, tuple[object, ...]]] = [
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, status TEXT, created_at REAL)",
+        "CREATE TABLE turns (id TEXT PRIMARY KEY, thread_id TEXT, sequence INTEGER, user_text TEXT,"
+        " assistant_text TEXT, scope_paths TEXT, provider_error TEXT, reasoning TEXT, created_at REAL)",
+        "INSERT INTO threads VALUES ('thr-old', 'active', 1000.0)",
+        "INSERT INTO turns VALUES ('turn-old', 'thr-old', 1, 'old RAW question', 'old answer',"
+        " 'not json', 'SECRET-BODY from the provider', 'SECRET-REASONING', 1000.5)",
+    ]
     if job_failure is not None:
-        conn.execute("CREATE TABLE memory_jobs (id TEXT PRIMARY KEY, kind TEXT, status TEXT, attempts INTEGER,"
-                     " provider_calls INTEGER, failure_category TEXT, failure_phase TEXT, failure_stage TEXT,"
-                     " failure_rule TEXT, raw_response TEXT, created_at REAL)")
-        conn.execute("INSERT INTO memory_jobs VALUES ('job-old', 'extraction', 'failed', 2, 2, ?, ?, ?, ?,"
-                     " 'SECRET-RESPONSE', 1001.0)", job_failure)
-    conn.execute("PRAGMA user_version = 3")
-    conn.commit()
-    conn.close()
-    return db
+        statements += [
+            "CREATE TABLE memory_jobs (id TEXT PRIMARY KEY, kind TEXT, status TEXT, attempts INTEGER,"
+            " provider_calls INTEGER, failure_category TEXT, failure_phase TEXT, failure_stage TEXT,"
+            " failure_rule TEXT, raw_response TEXT, created_at REAL)",
+            ("INSERT INTO memory_jobs VALUES ('job-old', 'extraction', 'failed', 2, 2, ?, ?, ?, ?,"
+             " 'SECRET-RESPONSE', 1001.0)", job_failure),
+        ]
+    return write_old_store(repo, *statements)
 
 
 def test_export_of_a_degraded_but_readable_v3_file(repo: Path, settings: Settings, invoke_cli) -> None:

@@ -25,7 +25,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +112,23 @@ def state_dir(repo: Path) -> Path:
 
 def db_path(repo: Path) -> Path:
     return state_dir(repo) / "memory.db"
+
+
+def write_old_store(repo: Path, *statements: str | tuple[str, Sequence[object]], user_version: int = 3) -> Path:
+    """A store file an older release could have left at `repo`: `statements` (SQL, or SQL with its
+    parameters) run in a fresh private `.autopatch-j/memory.db`, then `PRAGMA user_version` is set.
+    Returns the file's path."""
+    db = db_path(repo)
+    db.parent.mkdir(mode=0o700, exist_ok=True)
+    conn = raw_connect(db)
+    try:
+        for statement in statements:
+            sql, params = (statement, ()) if isinstance(statement, str) else statement
+            conn.execute(sql, params)
+        conn.execute(f"PRAGMA user_version = {int(user_version)}")
+    finally:
+        conn.close()
+    return db
 
 
 def file_fingerprint(path: Path) -> tuple[str, bytes]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 
 import pytest
 
@@ -13,6 +12,7 @@ from autopatch_tui.core.settings import load_settings
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.chat_log import AssistantMessage, NoteMessage, UserMessage
+from tests.support.fixtures import write_old_store
 from tests.support.llm_stub import Reply
 from tests.support.tui_wait import click
 
@@ -175,14 +175,8 @@ def test_new_and_reset(repo, llm_stub):
 
 
 def test_degraded_store_is_reported_in_chat(repo, settings):
-    state = repo / ".autopatch-j"
-    state.mkdir()
-    conn = sqlite3.connect(state / "memory.db")
-    conn.execute("CREATE TABLE legacy (x)")
-    conn.execute("PRAGMA user_version = 3")
-    conn.commit()
-    conn.close()
-    before = (state / "memory.db").read_bytes()
+    db = write_old_store(repo, "CREATE TABLE legacy (x)")
+    before = db.read_bytes()
     app = make_app(repo, settings)
 
     async def run():
@@ -192,7 +186,7 @@ def test_degraded_store_is_reported_in_chat(repo, settings):
             assert app.health == "degraded"
 
     asyncio.run(run())
-    assert (state / "memory.db").read_bytes() == before
+    assert db.read_bytes() == before
 
 
 def test_worker_error_is_reported_once_by_the_app(repo, llm_stub, monkeypatch):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from autopatch_tui.core import ids
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.services import Services
+from tests.support.fixtures import write_old_store
 
 SIZE = (110, 34)
 FROZEN = "2026-11-29 12:00:00 +0000"
@@ -62,11 +62,5 @@ def test_chat_populated(snap_compare, fixed_repo, settings, deterministic):
 
 
 def test_chat_degraded(snap_compare, fixed_repo, settings, deterministic):
-    state = fixed_repo / ".autopatch-j"
-    state.mkdir()
-    conn = sqlite3.connect(state / "memory.db")
-    conn.execute("CREATE TABLE legacy (x)")
-    conn.execute("PRAGMA user_version = 3")
-    conn.commit()
-    conn.close()
+    write_old_store(fixed_repo, "CREATE TABLE legacy (x)")
     assert snap_compare(app_for(fixed_repo, settings), terminal_size=SIZE, run_before=settle)

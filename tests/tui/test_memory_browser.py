@@ -29,7 +29,7 @@ from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_browser import MemoryBrowserScreen, SourceList, locate_quote, quote_in_turn
 from autopatch_tui.tui.services import Services
-from tests.support.fixtures import FakeClock, db_path, raw_connect
+from tests.support.fixtures import FakeClock, db_path, write_old_store
 from tests.support.tui_wait import click, poll
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
@@ -166,13 +166,8 @@ def mb_app(mgr: MemoryManager, settings: Settings) -> _RecordingApp:
 
 
 def mb_write_v3(repo: Path) -> None:
-    db = db_path(repo)
-    db.parent.mkdir(mode=0o700, exist_ok=True)
-    conn = raw_connect(db)
-    conn.execute("CREATE TABLE turns (id TEXT PRIMARY KEY, user_text TEXT, provider_error TEXT)")
-    conn.execute("INSERT INTO turns VALUES ('t1', 'hello', 'SECRET-BODY')")
-    conn.execute("PRAGMA user_version = 3")
-    conn.close()
+    write_old_store(repo, "CREATE TABLE turns (id TEXT PRIMARY KEY, user_text TEXT, provider_error TEXT)",
+                    "INSERT INTO turns VALUES ('t1', 'hello', 'SECRET-BODY')")
 
 
 # --------------------------------------------------------------------------- pilot helpers
