@@ -5,7 +5,6 @@ stub model with live progress, the no-model and degraded messages, the read API 
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import threading
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import DataTable, ProgressBar, Sparkline, Static
+from textual.widgets import DataTable, ProgressBar, Sparkline
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory.job_table import SAFE_COLUMNS, read_job_counts, read_job_table
@@ -28,6 +27,7 @@ from tests.support.fixtures import bootstrap_healthy, raw_connect
 from tests.support.llm_stub import Reply, StubLLMServer
 from tests.support.pipeline_helpers import add_turn, cand, create_all, ext_reply, src, stub_settings
 from tests.support.tui_wait import poll as dg_poll, settle as dg_wait  # noqa: E402
+from tests.support.tui_text import plain, screen_text
 
 pytestmark = pytest.mark.anyio
 
@@ -137,14 +137,6 @@ def table_text(table: DataTable) -> list[list[str]]:
     return [[c.plain if isinstance(c, Text) else str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
-def plain(screen: Any, selector: str) -> str:
-    content = screen.query_one(selector, Static).content
-    return content.plain if isinstance(content, Text) else str(content)
-
-
-def screen_text(app: AutopatchApp) -> str:
-    svg = app.export_screenshot()
-    return html.unescape("".join(re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.DOTALL))).replace("\xa0", " ")
 
 
 @pytest.fixture

@@ -5,15 +5,13 @@ degraded store, and snapshots (empty, populated, degraded) at 120×40 with fixed
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings
@@ -24,6 +22,7 @@ from autopatch_tui.tui.screens.history import PAGE_SIZE, HistoryScreen
 from autopatch_tui.tui.services import Services
 from tests.support.fixtures import bootstrap_healthy, raw_connect
 from tests.support.tui_wait import poll as hs_poll, settle as hs_wait  # noqa: E402
+from tests.support.tui_text import plain, screen_text
 
 pytestmark = pytest.mark.anyio
 
@@ -118,15 +117,6 @@ def cursor_key(table: DataTable) -> str:
     return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
 
-def plain(screen: Any, selector: str) -> str:
-    content = screen.query_one(selector, Static).content
-    return content.plain if isinstance(content, Text) else str(content)
-
-
-def screen_text(app: AutopatchApp) -> str:
-    """Everything the terminal shows, as plain text (from the SVG screenshot)."""
-    svg = app.export_screenshot()
-    return html.unescape("".join(re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.DOTALL))).replace("\xa0", " ")
 
 
 # --------------------------------------------------------------------------- threads and turns

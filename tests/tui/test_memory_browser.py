@@ -16,7 +16,7 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Input, Static
+from textual.widgets import Button, DataTable, Input
 
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.manager import MemoryManager
@@ -31,6 +31,7 @@ from autopatch_tui.tui.screens.memory_browser import MemoryBrowserScreen, Source
 from autopatch_tui.tui.services import Services
 from tests.support.fixtures import FakeClock, db_path, write_old_store
 from tests.support.tui_wait import click, poll
+from tests.support.tui_text import plain
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -193,10 +194,6 @@ def row_ids(screen: MemoryBrowserScreen) -> list[str]:
     table = screen.query_one("#mb-items", DataTable)
     return [str(k.value) for k in table.rows]
 
-
-def plain(screen: Screen, selector: str) -> str:
-    content = screen.query_one(selector, Static).content
-    return content.plain if isinstance(content, Text) else str(content)
 
 
 async def choose(pilot: Pilot, screen: MemoryBrowserScreen, item_id: str) -> None:

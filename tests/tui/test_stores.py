@@ -42,6 +42,7 @@ from tests.support.llm_stub import CapturedRequest, Reply, StubLLMServer
 from tests.support.pipeline_helpers import payload_of, seed_item, stub_settings
 from tests.support.tui_wait import click, poll  # noqa: E402
 from tests.support.tui_wait import settle as st_wait
+from tests.support.tui_text import plain
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -120,10 +121,6 @@ async def open_dialog(pilot: Pilot, stores: StoresScreen) -> MergeDialog:
 def table_cells(table: DataTable, key: str) -> list[str]:
     return [c.plain if isinstance(c, Text) else str(c) for c in table.get_row(key)]
 
-
-def plain(screen: Any, selector: str) -> str:
-    content = screen.query_one(selector, Static).content
-    return content.plain if isinstance(content, Text) else str(content)
 
 
 def shown(pilot: Pilot, widget: Widget) -> str:
