@@ -81,16 +81,24 @@ class AutopatchApp(App):
             self.theme = settings.theme
         if settings.keymap:
             self.set_keymap(settings.keymap)
-        self._unsubscribe = self.manager.events.subscribe(lambda e: self.post_message(CoreEvent(e)))
-        self.health = "healthy" if self.manager.healthy else "degraded"
+        self._bind_manager(self.manager)
         self.run_worker(self._refresh_state, thread=True, group="state", exit_on_error=False)
-        self.manager.start_background()
         self.push_screen(self.make_screen("chat"))
 
     def on_unmount(self) -> None:
+        self._detach_manager()
+        self.manager.close()
+
+    def _bind_manager(self, manager: MemoryManager) -> None:
+        """Follow `manager`: its events become App messages, its health the App's, its worker runs."""
+        self._unsubscribe = manager.events.subscribe(lambda e: self.post_message(CoreEvent(e)))
+        self.health = "healthy" if manager.healthy else "degraded"
+        manager.start_background()
+
+    def _detach_manager(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
-        self.manager.close()
+            self._unsubscribe = None
 
     def watch_theme(self, theme: str) -> None:
         if self.is_mounted and theme != self.services.settings.theme and self.services.settings.config_file:
@@ -113,16 +121,9 @@ class AutopatchApp(App):
         new = MemoryManager.open(old.repo, self.services.settings)
         self.call_from_thread(self._attach_manager, new)
 
-    def _detach_manager(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-
     def _attach_manager(self, manager: MemoryManager) -> None:
         self.services.manager = manager
-        self._unsubscribe = manager.events.subscribe(lambda e: self.post_message(CoreEvent(e)))
-        self.health = "healthy" if manager.healthy else "degraded"
-        manager.start_background()
+        self._bind_manager(manager)
         self.store_generation += 1  # views holding store services rebuild them
         self.memory_version += 1  # every open view reloads from the holder
         self._schedule_state_refresh()
