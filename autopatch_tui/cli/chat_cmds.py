@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from autopatch_tui.cli.output import emit_json, say, warn
+from autopatch_tui.cli.validate import non_blank_query, scope_paths
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.recall.cli_search import search_memory
+
+
+def check_ask(args: argparse.Namespace, repo: Path) -> None:
+    """Before the store opens: every `--path` exists inside the repository (never saved as scope otherwise)."""
+    args.path = scope_paths(repo, args.path or [], must_exist=True)
+
+
+def check_search(args: argparse.Namespace, repo: Path) -> None:
+    args.path = scope_paths(repo, args.path or [], must_exist=False)  # a deleted file may still be recalled
 
 
 def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
@@ -29,7 +40,13 @@ def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 
 def cmd_search(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    results = search_memory(mgr, args.query, args.intent or "general_chat", args.path or ())
+    from autopatch_tui.core.errors import UsageError
+    from autopatch_tui.core.recall.session import RecallLimitError
+
+    try:
+        results = search_memory(mgr, args.query, args.intent or "general_chat", args.path or ())
+    except RecallLimitError as exc:  # a query without searchable text
+        raise UsageError(f"memory search: {exc}") from None
     if args.json:
         emit_json({"results": results})
         return 0
@@ -47,11 +64,11 @@ def add_chat_parsers(sub: argparse._SubParsersAction, memory_sub: argparse._SubP
     p.add_argument("--intent", choices=C.ORDINARY_INTENTS)
     p.add_argument("--path", action="append", help="a scope path (repeatable)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_ask)
+    p.set_defaults(handler=cmd_ask, precheck=check_ask)
 
     p = memory_sub.add_parser("search", help="deterministic recall, as the agent's memory_search", parents=[common])
-    p.add_argument("query")
+    p.add_argument("query", type=non_blank_query)
     p.add_argument("--intent", choices=C.INTENTS)
     p.add_argument("--path", action="append", help="a scope path (repeatable)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_search)
+    p.set_defaults(handler=cmd_search, precheck=check_search)

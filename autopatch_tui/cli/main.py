@@ -6,17 +6,22 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, add_memory_parsers
 from autopatch_tui.cli.output import error, warn
-from autopatch_tui.cli.store_cmds import add_store_parsers
+from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
+from autopatch_tui.cli.validate import require_repo_dir
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
+from autopatch_tui.core.logs import setup_file_log
+from autopatch_tui.core.identity.repo import resolve_repo_root
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import load_settings
 
-STORE_MODULE = "autopatch_tui.cli.store_cmds"
+log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED = 0, 1, 2, 3
 
 
@@ -40,29 +45,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_name(args: argparse.Namespace) -> str:
+    """The command's words only (`memory stores add`), never its arguments: safe for the log."""
+    words = [getattr(args, k, None) for k in ("command", "memory_command", "stores_action")]
+    return " ".join(w for w in words if w) or "app"
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    command = command_name(args)
+    started = time.monotonic()
+    rc = _dispatch(args, command)
+    log.info("command %s exit %d after %.2f s", command, rc, time.monotonic() - started)
+    return rc
+
+
+def _dispatch(args: argparse.Namespace, command: str) -> int:
     repo = getattr(args, "repo", None)
     try:
         settings = load_settings()
+        setup_file_log(settings)
+        log.debug("command %s started", command)
+        if repo is not None:
+            require_repo_dir(repo)  # before anything is created next to it
         if args.handler is None:
             from autopatch_tui.tui.launch import launch_app  # Textual only for the full-screen app
 
             return launch_app(repo, settings)
+        if args.handler in REGISTRY_LEVEL:  # the per-user registry: no store for the working directory
+            return int(args.handler(settings, args))
+        precheck = getattr(args, "precheck", None)
+        if precheck is not None:  # argument checks that need the repository, before its store is opened
+            precheck(args, resolve_repo_root(repo if repo is not None else Path.cwd()))
         mgr = MemoryManager.open(repo, settings)
         try:
             if mgr.redirect is not None:
                 warn(mgr.redirect.notice)
-            if not mgr.healthy and args.handler not in WORKS_DEGRADED and args.handler.__module__ != STORE_MODULE:
+            if not mgr.healthy and args.handler not in WORKS_DEGRADED:
                 mgr.require_healthy()
             return int(args.handler(mgr, args))
         finally:
             mgr.close()
     except UsageError as exc:
         error(str(exc))
+        log.info("command %s refused: %s", command, exc)
         return EXIT_USAGE
     except MemoryDegradedError as exc:
+        log.info("command %s: Memory is degraded", command)
         error(f"Memory is degraded: {exc.diagnostic}")
         if "merged into" in exc.diagnostic:
             error("register the holder's checkout or file with `memory stores add PATH` on this machine")
@@ -71,13 +101,28 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_DEGRADED
     except AutopatchError as exc:
         error(str(exc))
+        log.info("command %s failed: %s", command, exc)
         return exc.exit_code if exc.exit_code in (EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED) else EXIT_FAILED
     except KeyboardInterrupt:
         error("interrupted")
+        log.info("command %s interrupted", command)
         return EXIT_FAILED
     except BrokenPipeError:  # output piped into a pager or `head` that closed early
         sys.stderr.close()
         return EXIT_OK
+    except Exception as exc:  # a bug: one safe line here, its type and frames in the log, no traceback
+        log.error("command %s crashed", command, exc_info=exc)
+        error(f"unexpected error ({type(exc).__name__}); see the log at {log_file_hint()}")
+        return EXIT_FAILED
+
+
+def log_file_hint() -> str:
+    from autopatch_tui.core.logs import log_path
+    from autopatch_tui.core.settings import default_home
+
+    import os
+
+    return str(log_path(default_home(os.environ)))
 
 
 QUIET_LOGGERS = ("httpx", "httpcore", "httpx2", "httpcore2", "openai")  # they would log endpoints and prompts
@@ -85,6 +130,8 @@ QUIET_LOGGERS = ("httpx", "httpcore", "httpx2", "httpcore2", "openai")  # they w
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for handler in logging.getLogger().handlers:  # the log file takes INFO/DEBUG; the terminal only warnings
+        handler.setLevel(logging.WARNING)
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     return run(argv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from autopatch_tui.cli.output import emit_json, say, warn
+from autopatch_tui.cli.validate import timeout_seconds
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
 
@@ -133,7 +134,8 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.set_defaults(handler=cmd_process)
 
     p = sub.add_parser("new", help="start a new thread (/new)", parents=[common])
-    p.add_argument("--timeout", type=float, default=None, help="seconds to wait for the old thread's Memory jobs")
+    p.add_argument("--timeout", type=timeout_seconds, default=None,
+                   help="seconds to wait for the old thread's Memory jobs (0 to 3600)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_new)
     return msub

@@ -4,17 +4,45 @@ from __future__ import annotations
 
 import argparse
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
 from autopatch_tui.cli.output import emit_json, say, warn
-from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.stores.service import StoreService
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.settings import Settings
+    from autopatch_tui.core.stores.service import StoreService
 
 
-def service_for(mgr: MemoryManager) -> StoreService:
-    return StoreService(mgr.settings, clock=mgr.clock, model=mgr.memory_model)
+@contextmanager
+def store_service(settings: Settings, *, model: bool = False) -> Iterator[StoreService]:
+    """The registry-level service, built from the settings alone: these commands never open (or
+    create) a store for the working directory (contracts §1). `model`: with the Memory model
+    (merge-scan's judge, merge's organize); its HTTP client is closed afterwards."""
+    from autopatch_tui.core.stores.service import StoreService
+
+    client = None
+    memory_model = None
+    if model:
+        from autopatch_tui.core.llm.client import LLMClient
+        from autopatch_tui.core.manager import build_memory_model
+
+        client = LLMClient.from_settings(settings)
+        memory_model, _ = build_memory_model(settings, client)
+    try:
+        yield StoreService(settings, model=memory_model)
+    finally:
+        if client is not None:
+            client.close()
 
 
-def cmd_stores(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    svc = service_for(mgr)
+def cmd_stores(settings: Settings, args: argparse.Namespace) -> int:
+    with store_service(settings) as svc:
+        return _stores(svc, args)
+
+
+def _stores(svc: StoreService, args: argparse.Namespace) -> int:
     action = getattr(args, "stores_action", None)
     if action == "add":
         info = svc.add(args.path)
@@ -36,8 +64,9 @@ def cmd_stores(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_merge_scan(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    result = service_for(mgr).scan()
+def cmd_merge_scan(settings: Settings, args: argparse.Namespace) -> int:
+    with store_service(settings, model=True) as svc:
+        result = svc.scan()
     if args.json:
         emit_json(result.as_dict())
         return 0
@@ -52,8 +81,9 @@ def cmd_merge_scan(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_merge(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    result = service_for(mgr).merge(args.source, args.target, organize=not args.no_organize)
+def cmd_merge(settings: Settings, args: argparse.Namespace) -> int:
+    with store_service(settings, model=not args.no_organize) as svc:
+        result = svc.merge(args.source, args.target, organize=not args.no_organize)
     if args.json:
         emit_json(result.as_dict())
         return 0
@@ -61,6 +91,10 @@ def cmd_merge(mgr: MemoryManager, args: argparse.Namespace) -> int:
         f" organize: {result.reorg_status}.")
     say(f"{args.source} is retired; its file is kept as a backup and its checkouts now use {result.target}.")
     return 0
+
+
+# registry-level commands: called with the Settings, never with a manager on the working directory
+REGISTRY_LEVEL = {cmd_stores, cmd_merge_scan, cmd_merge}
 
 
 def add_store_parsers(memory_sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -44,7 +44,7 @@ def current_store_name(services: Services) -> str | None:
 
 
 def make_store_service(services: Services) -> StoreService:
-    """The same service the CLI builds (`cli.store_cmds.service_for`)."""
+    """The service the CLI builds (`cli.store_cmds.store_service`), with the app's model and clock."""
     mgr = services.manager
     return StoreService(services.settings, clock=mgr.clock, model=mgr.memory_model)
 

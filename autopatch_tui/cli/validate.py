@@ -1,0 +1,84 @@
+"""Checks of command-line input that argparse alone does not make (contracts §4: usage errors exit 2).
+
+Light on purpose: only the standard library and the package's error types, so the CLI starts fast."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from autopatch_tui.core.errors import RepoPathError, UsageError
+
+MAX_TIMEOUT_SECONDS = 3600.0  # an hour: anything longer is a typo, not a wait anyone means
+
+
+def timeout_seconds(text: str) -> float:
+    """An argparse `type`: a finite number of seconds in [0, MAX_TIMEOUT_SECONDS]. `float()` alone
+    accepts "-1", "nan", "inf" and "1e308"."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0 or value > MAX_TIMEOUT_SECONDS:
+        raise argparse.ArgumentTypeError(f"the timeout must be between 0 and {MAX_TIMEOUT_SECONDS:g} seconds")
+    return value
+
+
+def require_repo_dir(raw: str) -> None:
+    """`--repo` must name an existing directory (a file there once made its folder the repository)."""
+    if not raw:
+        raise RepoPathError("repository path is empty")
+    try:
+        mode = os.stat(raw).st_mode
+    except FileNotFoundError:
+        raise RepoPathError(f"repository path does not exist: {raw}") from None
+    except (OSError, ValueError) as exc:
+        raise RepoPathError(f"repository path cannot be read: {raw} ({type(exc).__name__})") from None
+    if not stat.S_ISDIR(mode):
+        raise RepoPathError(f"repository path is not a directory: {raw}")
+
+
+def non_blank_query(text: str) -> str:
+    """An argparse `type`: a search query with something in it (an empty one once crashed the search)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the search query is empty")
+    return text
+
+
+def scope_paths(repo: Path, paths: Sequence[str], *, must_exist: bool) -> list[str]:
+    """`--path` values as repository-relative POSIX paths. A relative path is taken relative to the
+    repository root (as stored scope paths and `@path` in the app are); an absolute one must lie in
+    the repository. Symlinks are resolved before the check, so a link leading out is refused too.
+    Outside the repository, or missing when `must_exist` → `UsageError`."""
+    root = repo.resolve()
+    out: list[str] = []
+    for raw in paths:
+        text = raw.strip()
+        if not text or "\x00" in text:
+            raise UsageError("--path needs a path inside the repository")
+        given = Path(text).expanduser()
+        target = given if given.is_absolute() else root / given
+        try:
+            resolved = target.resolve()
+        except (OSError, RuntimeError, ValueError):
+            raise UsageError(f"--path cannot be resolved: {text}") from None
+        try:
+            rel = resolved.relative_to(root)
+        except ValueError:
+            raise UsageError(f"--path is outside the repository ({root}): {text}") from None
+        try:  # keep the name the user gave (a link inside the repository stays the link's name)
+            rel = Path(os.path.normpath(target)).relative_to(root)
+        except ValueError:
+            pass
+        if must_exist and not resolved.exists():
+            raise UsageError(f"--path does not exist in the repository: {text}"
+                             " (relative paths are relative to the repository root)")
+        posix = rel.as_posix()
+        value = "" if posix == "." else posix
+        if value not in out:
+            out.append(value)
+    return out
