@@ -22,6 +22,8 @@ def test_ask_saves_the_raw_turn_first_then_the_answer_and_flushes(repo, model_en
         return "The parser is a Pratt parser."
 
     llm_stub.default("chat", chat)
+    (repo / "src").mkdir()
+    (repo / "src" / "parser.py").write_text("def parse(): ...\n")  # a --path must exist in the repository
     rc, out, err = invoke_cli("ask", "How does the parser work?", "--intent", "code_explain", "--path",
                               "src/parser.py", json=True)
     assert rc == 0, err
