@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import emit_json, say, warn
+from autopatch_tui.cli.signals import exit_signals
 from autopatch_tui.cli.validate import non_blank_query, scope_paths
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.recall.cli_search import search_memory
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.pipeline.exit_once import ExitOutcome
 
 
 def check_ask(args: argparse.Namespace, repo: Path) -> None:
@@ -23,20 +28,34 @@ def check_search(args: argparse.Namespace, repo: Path) -> None:
 
 
 def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    try:
-        result = ChatService(mgr).ask(args.text, intent=args.intent, scope_paths=args.path or [])
-    finally:
-        flush = mgr.process_pending()
-        if flush.retry_wait:
-            warn(f"{flush.retry_wait} Memory job(s) will be retried at the next start")
-        if flush.failed:
-            warn(f"{flush.failed} Memory job(s) failed; `memory status` shows why")
+    from autopatch_tui.core.pipeline.exit_once import ExitFlush
+
+    exit_flush = ExitFlush(lambda: mgr)  # the same bounded, once-only flush as the app's exits
+    with exit_signals(exit_flush):  # SIGTERM/SIGHUP end the turn (saved as failed), then the flush runs
+        try:
+            result = ChatService(mgr).ask(args.text, intent=args.intent, scope_paths=args.path or [])
+        finally:
+            _report_flush(exit_flush.run("ask"))
     if args.json:
         emit_json({"turn_id": result.turn_id, "thread_id": result.thread_id, "answer": result.answer,
                    "state": result.state})
     else:
         say(result.answer)
     return 0
+
+
+def _report_flush(outcome: ExitOutcome | None) -> None:
+    if outcome is None:
+        return
+    if outcome.timed_out:
+        warn("the Memory flush took too long; pending jobs resume at the next start")
+    flush = outcome.result
+    if flush is None:
+        return
+    if flush.retry_wait:
+        warn(f"{flush.retry_wait} Memory job(s) will be retried at the next start")
+    if flush.failed:
+        warn(f"{flush.failed} Memory job(s) failed; `memory status` shows why")
 
 
 def cmd_search(mgr: MemoryManager, args: argparse.Namespace) -> int:

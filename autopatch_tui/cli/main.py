@@ -13,6 +13,7 @@ from pathlib import Path
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, add_memory_parsers
 from autopatch_tui.cli.output import error, warn
+from autopatch_tui.cli.signals import Terminated
 from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
 from autopatch_tui.cli.validate import require_repo_dir
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
@@ -103,6 +104,13 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
         error(str(exc))
         log.info("command %s failed: %s", command, exc)
         return exc.exit_code if exc.exit_code in (EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED) else EXIT_FAILED
+    except Terminated as exc:
+        try:
+            error(f"terminated by {exc.name}; an unfinished turn is kept as failed")
+        except OSError:
+            pass  # the terminal hung up
+        log.info("command %s terminated by %s", command, exc.name)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         error("interrupted")
         log.info("command %s interrupted", command)
