@@ -3,7 +3,11 @@ reactive state, hosts the screens, handles worker errors in one place, and flush
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import signal
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -14,6 +18,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.logs import log_path
 from autopatch_tui.core.events import (
     FlushProgress,
     JobFinished,
@@ -22,6 +27,7 @@ from autopatch_tui.core.events import (
     QueueCounts,
 )
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.pipeline.exit_once import ExitFlush
 from autopatch_tui.core.settings import Settings, save_setting
 from autopatch_tui.tui.messages import CoreEvent
 from autopatch_tui.tui.resources import style
@@ -30,15 +36,19 @@ from autopatch_tui.tui.services import Services
 log = logging.getLogger(__name__)
 
 SCREEN_KEYS = {"chat": "f2", "history": "f3", "memory": "f4", "jobs": "f5", "stores": "f6"}
+EXIT_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
+HANGUP_EXIT_GRACE_SECONDS = 5.0  # after a hang-up's flush, the app gets this long to end before a hard exit
 STATE_REFRESH_SECONDS = 0.25  # the status bar's health/thread/job counts follow Memory changes this closely
 SCREEN_TITLES = {"chat": "Chat", "history": "History", "memory": "Memory", "jobs": "Jobs", "stores": "Stores"}
 
 
-def safe_error(error: BaseException | None) -> str:
-    """A worker error for people: our typed errors carry safe text; anything else shows its type only."""
+def safe_error(error: BaseException | None, log_file: Path | None = None) -> str:
+    """A worker error for people: our typed errors carry safe text; anything else shows its type only
+    and names the log file, where its frames are (with AUTOPATCH_DEBUG)."""
     if isinstance(error, AutopatchError):
         return str(error)
-    return f"unexpected error ({type(error).__name__}); see the log"
+    where = f"see the log at {log_file}" if log_file is not None else "see the log"
+    return f"unexpected error ({type(error).__name__}); {where}"
 
 
 class AutopatchApp(App):
@@ -65,6 +75,10 @@ class AutopatchApp(App):
         self.services = services
         self._unsubscribe = None
         self._state_refresh_pending = False
+        self.exit_flush = ExitFlush(lambda: self.manager)  # every exit path flushes through this, once
+        self._exiting = False
+        self._signals_installed: list[int] = []
+        self.run_finished = threading.Event()  # set by whoever ran the app once `run()` returned
 
     @classmethod
     def for_repo(cls, repo: str | Path | None, settings: Settings) -> AutopatchApp:
@@ -82,10 +96,12 @@ class AutopatchApp(App):
         if settings.keymap:
             self.set_keymap(settings.keymap)
         self._bind_manager(self.manager)
+        self._install_exit_signals()
         self.run_worker(self._refresh_state, thread=True, group="state", exit_on_error=False)
         self.push_screen(self.make_screen("chat"))
 
     def on_unmount(self) -> None:
+        self._remove_exit_signals()
         self._detach_manager()
         self.manager.close()
 
@@ -188,8 +204,10 @@ class AutopatchApp(App):
         """The one place worker errors are reported (screens hand their workers' states here)."""
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            log.error("worker %s failed: %s", event.worker.name, type(error).__name__)
-            self.notify(safe_error(error), title="Error", severity="error", timeout=8, markup=False)
+            log.error("worker %s failed: %s", event.worker.name, type(error).__name__,
+                      exc_info=error if isinstance(error, BaseException) else None)
+            self.notify(safe_error(error, log_path(self.services.settings.home)), title="Error", severity="error",
+                        timeout=8, markup=False)
 
     # --- navigation ---------------------------------------------------------------------
     def make_screen(self, name: str) -> Screen:
@@ -221,9 +239,66 @@ class AutopatchApp(App):
                             lambda: self.run_action("show('stores')"))
 
     # --- exit ---------------------------------------------------------------------------
-    async def action_quit_flush(self) -> None:
+    async def action_quit(self) -> None:
+        """Textual's own quit (the command palette's built-in "Quit") exits through the flush too."""
+        await self.action_quit_flush("quit")
+
+    async def action_quit_flush(self, reason: str = "ctrl+q") -> None:
+        """Every interactive exit: show the flush, then exit. A second request while one runs is ignored."""
         from autopatch_tui.tui.screens.exit_flush import ExitFlushScreen
 
-        if isinstance(self.screen, ExitFlushScreen):
+        if self._exiting or self.exit_flush.started or isinstance(self.screen, ExitFlushScreen):
             return
-        await self.push_screen(ExitFlushScreen(self.services))
+        self._exiting = True
+        log.info("exit requested: %s", reason)
+        await self.push_screen(ExitFlushScreen(self.services, flush=self.exit_flush, reason=reason))
+
+    def _install_exit_signals(self) -> None:
+        """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        loop = asyncio.get_running_loop()
+        for signum in EXIT_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, self._on_exit_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                continue
+            self._signals_installed.append(signum)
+
+    def _remove_exit_signals(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for signum in self._signals_installed:
+            loop.remove_signal_handler(signum)
+        self._signals_installed = []
+
+    def _on_exit_signal(self, signum: int) -> None:
+        name = signal.Signals(signum).name
+        if signum == getattr(signal, "SIGHUP", None):
+            self.hangup_exit(name)
+        else:
+            self.call_later(self.action_quit_flush, name)
+
+    def hangup_exit(self, reason: str) -> threading.Thread:
+        """The terminal hung up: drawing could block on the dead terminal, so the flush runs in a
+        plain thread, then the manager closes and the app is asked to exit; if it has not ended
+        within HANGUP_EXIT_GRACE_SECONDS, the process exits hard (Memory is already safe)."""
+        self._exiting = True
+        loop = asyncio.get_running_loop()
+        signum = getattr(signal, reason, None)
+
+        def work() -> None:
+            if self.exit_flush.run(reason) is None:
+                self.exit_flush.wait(self.exit_flush.limit)
+            self.manager.close()
+            loop.call_soon_threadsafe(self.exit)
+            if not self.run_finished.wait(HANGUP_EXIT_GRACE_SECONDS) and signum is not None:
+                log.info("%s: the app did not end after the flush; exiting hard", reason)
+                logging.shutdown()
+                os._exit(128 + int(signum))
+
+        thread = threading.Thread(target=work, name="hangup-exit", daemon=True)
+        thread.start()
+        return thread

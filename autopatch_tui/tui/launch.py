@@ -9,5 +9,8 @@ def launch_app(repo: str | None, settings: Settings) -> int:
     from autopatch_tui.tui.app import AutopatchApp
 
     app = AutopatchApp.for_repo(repo, settings)
-    app.run()
+    try:
+        app.run()
+    finally:
+        app.run_finished.set()
     return app.return_code or 0

@@ -209,7 +209,7 @@ def test_worker_error_is_reported_once_by_the_app(repo, llm_stub, monkeypatch):
 
     asyncio.run(run())
     errors = [m for m, sev in seen if sev == "error"]
-    assert errors == ["unexpected error (RuntimeError); see the log"]
+    assert errors == [f"unexpected error (RuntimeError); see the log at {settings.home / 'logs' / 'autopatch.log'}"]
 
 
 def test_model_failure_keeps_the_user_text(repo, llm_stub):

@@ -3,28 +3,27 @@ failures, then exit whatever happened."""
 
 from __future__ import annotations
 
-import threading
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import LoadingIndicator, Static
 
-from autopatch_tui.core.pipeline.flush import ExitFlushResult
+from autopatch_tui.core.pipeline.exit_once import EXIT_FLUSH_SECONDS, ExitFlush, ExitOutcome
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
 from autopatch_tui.tui.services import Services
-
-EXIT_FLUSH_SECONDS = 30.0
 
 
 class ExitFlushScreen(AppModalScreen):
     CSS_PATH = style("dialogs.tcss")
 
-    def __init__(self, services: Services, *, limit: float = EXIT_FLUSH_SECONDS) -> None:
+    def __init__(self, services: Services, *, flush: ExitFlush | None = None, reason: str = "quit",
+                 limit: float = EXIT_FLUSH_SECONDS) -> None:
+        """`flush`: the app's one ExitFlush (so two exit paths flush once); a fresh one otherwise."""
         super().__init__(name="exit")
         self.services = services
-        self.limit = limit
+        self.flush = flush if flush is not None else ExitFlush(lambda: services.manager, limit=limit)
+        self.reason = reason
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -36,15 +35,13 @@ class ExitFlushScreen(AppModalScreen):
         self.run_worker(self._flush, thread=True, group="exit", exit_on_error=False)
 
     def _flush(self) -> None:
-        mgr = self.services.manager
-        box: dict[str, ExitFlushResult] = {}
-        runner = threading.Thread(target=lambda: box.setdefault("r", mgr.process_pending()), daemon=True)
-        runner.start()
-        runner.join(self.limit)
-        result = box.get("r")
-        self.app.call_from_thread(self._done, result)
+        outcome = self.flush.run(self.reason)
+        if outcome is None:  # another exit path flushes: wait for it within the same bound
+            outcome = self.flush.wait(self.flush.limit)
+        self.app.call_from_thread(self._done, outcome)
 
-    async def _done(self, result: ExitFlushResult | None) -> None:
+    async def _done(self, outcome: ExitOutcome | None) -> None:
+        result = outcome.result if outcome is not None else None
         if result is None:
             self.app.notify("Memory flush took too long; pending jobs resume at the next start.", severity="warning")
         else:
