@@ -218,6 +218,7 @@ class MemoryManager:
         except BaseException as exc:
             if isinstance(exc, AutopatchError):
                 exc.turn_id = handle.turn_id
+            log.info("turn %s (%s) failed: %s", handle.turn_id, handle.intent, exc)  # its type and category only
             try:
                 self.fail_turn(handle)
             except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn

@@ -180,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
         request = CapturedRequest(task=headers.get(TASK_HEADER), headers=headers, body=body, path=path)
         stub._record(request)
         try:
-            if path not in CHAT_PATHS:
+            if path not in CHAT_PATHS and not path.endswith("/v1/chat/completions"):  # a base URL with a path
                 self._send_json(404, {"error": {"message": f"no route {path}"}})
                 return
             if not isinstance(body, dict):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 
 from autopatch_tui.core.manager import MemoryManager
@@ -85,7 +86,7 @@ def test_palette_quit_flushes(repo, llm_stub) -> None:
 
 def test_ctrl_q_while_a_reply_streams_saves_the_turn_and_flushes_its_job(repo, llm_stub) -> None:
     llm_stub.default("classify", "general_chat")
-    llm_stub.default("chat", Reply(content="Fridays it is.", delay=1.5))
+    llm_stub.default("chat", Reply(content="Fridays it is.", delay=0.8))
     llm_stub.default("extraction", extraction_ok)
     settings = model_settings(llm_stub)
     app = make_app(repo, settings)
@@ -105,12 +106,13 @@ def test_ctrl_q_while_a_reply_streams_saves_the_turn_and_flushes_its_job(repo, l
 
 def test_two_exit_paths_at_once_flush_once_and_sigterm_is_one_of_them(repo, llm_stub) -> None:
     llm_stub.default("extraction", Reply(content=json.dumps({"thread_checkpoint": "c", "candidates": []}),
-                                         delay=0.5))
+                                         delay=0.3))
     settings = model_settings(llm_stub)
     seed_pending_turn(repo, settings)
     app = make_app(repo, settings)
     calls = counting_flush(app)
     pushed: list[object] = []
+    before = signal.getsignal(signal.SIGTERM)
 
     async def run():
         async with app.run_test(size=SIZE) as pilot:
@@ -123,11 +125,15 @@ def test_two_exit_paths_at_once_flush_once_and_sigterm_is_one_of_them(repo, llm_
                 return original_push(screen, *a, **k)
 
             app.push_screen = spy  # type: ignore[method-assign]
-            app._on_exit_signal(signal.SIGTERM)  # what the loop's SIGTERM handler calls
+            # a real SIGTERM to this process (only once the app's loop handles it: never kill the test run)
+            assert signal.SIGTERM in getattr(app, "_signals_installed", ())
+            os.kill(os.getpid(), signal.SIGTERM)
+            await pilot.pause(0.1)
             await pilot.press("ctrl+q")
             await app.run_action("quit")
-            app._on_exit_signal(signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
             await wait_exit(pilot, app)
+        assert signal.getsignal(signal.SIGTERM) == before  # the handler left with the app
 
     asyncio.run(run())
     assert calls == [1] and len(pushed) == 1

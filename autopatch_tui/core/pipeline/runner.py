@@ -129,6 +129,7 @@ class PipelineRunner:
             for jid in lease.job_ids:
                 self.events.emit(JobStarted(jid, lease.kind))
             outcome = self._guarded(lease)
+            log.debug("memory %s job %s: %s", lease.kind, ",".join(lease.job_ids), outcome.status)
             for jid in lease.job_ids:
                 self.events.emit(JobFinished(jid, lease.kind, outcome.status, outcome.category))
             self._report_counts()
@@ -166,6 +167,9 @@ class PipelineRunner:
                                              suppress_candidates=suppress)
         except (MemoryBusyError, _Stop):
             status = None  # the lease will expire and the job comes back
+        log.info("memory %s job %s: %s (category=%s phase=%s stage=%s rule=%s provider_calls=%d)", lease.kind,
+                 ",".join(lease.job_ids), status or "fenced", failure.category, failure.phase, failure.stage,
+                 failure.rule, self._calls)
         return StepOutcome(lease.kind, lease.job_ids, status or "fenced", failure.category, failure.rule)
 
     def _check_store(self) -> str | None:
