@@ -146,7 +146,8 @@ def setup_file_log(settings: Settings) -> Path | None:
     level = logging.DEBUG if settings.debug else logging.INFO
     logger.setLevel(level)
     old = _installed
-    if old is not None and old.baseFilename == str(path.absolute()) and getattr(old, "autopatch_debug", None) == settings.debug:
+    same_file = old is not None and old.baseFilename == str(path.absolute())
+    if old is not None and same_file and getattr(old, "autopatch_debug", None) == settings.debug:
         for f in old.filters:
             if isinstance(f, SafeRecords):
                 f.secrets = SafeRecords(_secrets(settings)).secrets
