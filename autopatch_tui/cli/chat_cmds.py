@@ -30,7 +30,7 @@ def check_search(args: argparse.Namespace, repo: Path) -> None:
 def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
     from autopatch_tui.core.pipeline.exit_once import ExitFlush
 
-    exit_flush = ExitFlush(lambda: mgr)  # the same bounded, once-only flush as the app's exits
+    exit_flush = ExitFlush(lambda: mgr, wait_for_turns=False)  # the app's bounded, once-only exit flush
     with exit_signals(exit_flush):  # SIGTERM/SIGHUP end the turn (saved as failed), then the flush runs
         try:
             result = ChatService(mgr).ask(args.text, intent=args.intent, scope_paths=args.path or [])

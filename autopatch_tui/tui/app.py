@@ -77,7 +77,7 @@ class AutopatchApp(App):
         self._state_refresh_pending = False
         self.exit_flush = ExitFlush(lambda: self.manager)  # every exit path flushes through this, once
         self._exiting = False
-        self._signals_installed: list[int] = []
+        self._signals_installed: dict[int, object] = {}  # signal -> the handler it had before
         self.run_finished = threading.Event()  # set by whoever ran the app once `run()` returned
 
     @classmethod
@@ -259,20 +259,23 @@ class AutopatchApp(App):
             return
         loop = asyncio.get_running_loop()
         for signum in EXIT_SIGNALS:
+            previous = signal.getsignal(signum)
             try:
                 loop.add_signal_handler(signum, self._on_exit_signal, signum)
             except (NotImplementedError, RuntimeError, ValueError):
                 continue
-            self._signals_installed.append(signum)
+            self._signals_installed[signum] = previous
 
     def _remove_exit_signals(self) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        for signum in self._signals_installed:
+        for signum, previous in self._signals_installed.items():
             loop.remove_signal_handler(signum)
-        self._signals_installed = []
+            if previous is not None:
+                signal.signal(signum, previous)  # type: ignore[arg-type]  # asyncio would leave SIG_DFL
+        self._signals_installed = {}
 
     def _on_exit_signal(self, signum: int) -> None:
         name = signal.Signals(signum).name

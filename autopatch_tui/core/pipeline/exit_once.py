@@ -5,8 +5,8 @@ of the terminal, and the end (or termination) of `autopatch-tui ask` — calls `
 The first call does the work; any later call returns None at once, so two paths that fire together
 flush exactly once. Within `limit` seconds it
 
-1. waits for this process's open turns to end (a reply still streaming is saved, and its extraction
-   job exists before the flush captures the queue);
+1. waits (for at most half the bound) for this process's open turns to end: a reply still streaming
+   is saved, and its extraction job exists before the flush captures the queue;
 2. stops the background worker, letting its in-flight job finish (its lease is not left behind);
 3. gives every open job, and the consolidation derived from them, one processing chance
    (`MemoryManager.process_pending`).
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EXIT_FLUSH_SECONDS = 30.0
 POLL_SECONDS = 0.05
+TURN_WAIT_SHARE = 0.5  # at most half the bound goes to waiting for open turns
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,12 @@ def open_turns_of(mgr: MemoryManager) -> int:
 
 class ExitFlush:
     def __init__(self, manager: Callable[[], MemoryManager], *, limit: float = EXIT_FLUSH_SECONDS,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
-        """`manager`: returns the manager at exit time (the app may have reopened another store)."""
+                 wait_for_turns: bool = True, monotonic: Callable[[], float] = time.monotonic) -> None:
+        """`manager`: returns the manager at exit time (the app may have reopened another store).
+        `wait_for_turns`: False where the caller itself ran the only turn and it has ended (`ask`)."""
         self._manager = manager
         self.limit = limit
+        self.wait_for_turns = wait_for_turns
         self._monotonic = monotonic
         self._lock = threading.Lock()
         self._started = False
@@ -99,9 +102,10 @@ class ExitFlush:
 
     def _work(self, mgr: MemoryManager, deadline: float, box: dict[str, ExitFlushResult]) -> None:
         try:
-            if mgr.healthy:
-                while open_turns_of(mgr) and self._left(deadline) > 0:
-                    time.sleep(min(POLL_SECONDS, self._left(deadline)))
+            if mgr.healthy and self.wait_for_turns:
+                turns_deadline = deadline - self.limit * (1 - TURN_WAIT_SHARE)  # the flush keeps its share
+                while open_turns_of(mgr) and self._left(turns_deadline) > 0:
+                    time.sleep(min(POLL_SECONDS, self._left(turns_deadline)))
             mgr.worker.stop(self._left(deadline))  # its in-flight job finishes; it takes no new one
             if self._left(deadline) > 0:
                 box["result"] = mgr.process_pending()
