@@ -32,6 +32,8 @@ ENV_MAP = {
     "AUTOPATCH_MEMORY_LEASE_SECONDS": "lease_seconds",
     "AUTOPATCH_MEMORY_HEARTBEAT_SECONDS": "heartbeat_seconds",
     "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "extraction_max_wait_seconds",
+    "AUTOPATCH_LLM_TIMEOUT_SECONDS": "llm_timeout_seconds",  # contracts §2 (they were read from config.toml only)
+    "AUTOPATCH_LLM_MAX_RETRIES": "llm_max_retries",
 }
 
 
@@ -47,10 +49,10 @@ class Settings(BaseModel):
     context_window: int | None = Field(default=None, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
     debug: bool = False
-    lease_seconds: float = Field(default=DEFAULT_LEASE_SECONDS, gt=0)
-    heartbeat_seconds: float = Field(default=DEFAULT_HEARTBEAT_SECONDS, gt=0)
-    extraction_max_wait_seconds: float = Field(default=DEFAULT_EXTRACTION_MAX_WAIT_SECONDS, ge=0)
-    llm_timeout_seconds: float = Field(default=120.0, gt=0)
+    lease_seconds: float = Field(default=DEFAULT_LEASE_SECONDS, gt=0, allow_inf_nan=False)
+    heartbeat_seconds: float = Field(default=DEFAULT_HEARTBEAT_SECONDS, gt=0, allow_inf_nan=False)
+    extraction_max_wait_seconds: float = Field(default=DEFAULT_EXTRACTION_MAX_WAIT_SECONDS, ge=0, allow_inf_nan=False)
+    llm_timeout_seconds: float = Field(default=120.0, gt=0, allow_inf_nan=False)
     llm_max_retries: int = Field(default=2, ge=0, le=10)
     theme: str = "textual-dark"
     keymap: dict[str, str] = Field(default_factory=dict)

@@ -166,3 +166,12 @@ def test_registry_commands_keep_their_json_when_the_working_directory_store_is_d
     assert db_path(here).read_bytes() == before
     assert os.listdir(state_dir(here)) == ["memory.db"]
     assert load_settings().home.exists()
+
+
+@pytest.mark.parametrize("var", ["AUTOPATCH_LLM_TIMEOUT_SECONDS", "AUTOPATCH_MEMORY_LEASE_SECONDS"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_timeouts_in_the_environment_must_be_finite(repo, invoke_cli, var, value) -> None:
+    rc, out, err = invoke_cli("memory", "status", json=True, env={var: value})
+    assert (rc, out) == (1, None), err  # a configuration error, named, and nothing opened
+    assert "invalid setting" in err and "Traceback" not in err
+    assert not db_path(repo).exists()
