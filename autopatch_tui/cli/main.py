@@ -17,7 +17,7 @@ from autopatch_tui.cli.signals import Terminated
 from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
 from autopatch_tui.cli.validate import require_repo_dir
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
-from autopatch_tui.core.logs import setup_file_log
+from autopatch_tui.core.logs import guard_handler, setup_file_log
 from autopatch_tui.core.identity.repo import resolve_repo_root
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import load_settings
@@ -140,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     for handler in logging.getLogger().handlers:  # the log file takes INFO/DEBUG; the terminal only warnings
         handler.setLevel(logging.WARNING)
+        guard_handler(handler)
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     return run(argv)

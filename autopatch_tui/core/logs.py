@@ -136,6 +136,13 @@ def _secrets(settings: Settings) -> tuple[str, ...]:
     return tuple(sorted(set(out), key=len, reverse=True))
 
 
+def guard_handler(handler: logging.Handler) -> None:
+    """Make `handler` (e.g. the CLI's stderr handler) see safe records only, whatever logger they
+    come from — also when no log file could be set up to reduce them first."""
+    if not any(isinstance(f, SafeRecords) for f in handler.filters):
+        handler.addFilter(SafeRecords())
+
+
 def setup_file_log(settings: Settings) -> Path | None:
     """Send the package's log records to the log file of `settings.home`. Idempotent: a second
     call for the same file keeps one handler (a new home or mode replaces it). Returns the file's
@@ -146,6 +153,10 @@ def setup_file_log(settings: Settings) -> Path | None:
     level = logging.DEBUG if settings.debug else logging.INFO
     logger.setLevel(level)
     old = _installed
+    for h in logging.getLogger().handlers:  # the terminal's handler (see `guard_handler`) learns the secrets
+        for f in h.filters:
+            if isinstance(f, SafeRecords):
+                f.secrets = SafeRecords(_secrets(settings)).secrets
     same_file = old is not None and old.baseFilename == str(path.absolute())
     if old is not None and same_file and getattr(old, "autopatch_debug", None) == settings.debug:
         for f in old.filters:

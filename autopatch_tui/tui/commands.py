@@ -56,7 +56,7 @@ class CommandRunner:
         if cmd.name == "help":
             await screen.log_view.add_note(slash.help_text())
         elif cmd.name == "quit":
-            await app.run_action("quit_flush")
+            await app.run_action("quit_flush('/quit')")
         elif cmd.name in ("history", "browse", "jobs", "stores"):
             target = "memory" if cmd.name == "browse" else cmd.name
             await app.run_action(f"show('{target}')")

@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import LoadingIndicator, Static
 
+from autopatch_tui.core.logs import log_path
 from autopatch_tui.core.pipeline.exit_once import EXIT_FLUSH_SECONDS, ExitFlush, ExitOutcome
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
@@ -42,8 +43,12 @@ class ExitFlushScreen(AppModalScreen):
 
     async def _done(self, outcome: ExitOutcome | None) -> None:
         result = outcome.result if outcome is not None else None
-        if result is None:
+        if outcome is None or outcome.timed_out:
             self.app.notify("Memory flush took too long; pending jobs resume at the next start.", severity="warning")
+        elif result is None:
+            where = log_path(self.services.settings.home)
+            self.app.notify(f"Memory flush failed; pending jobs resume at the next start. See the log at {where}.",
+                            severity="warning", markup=False)
         else:
             if result.retry_wait:
                 self.app.notify(f"{result.retry_wait} Memory job(s) will be retried at the next start.",
