@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -17,8 +18,8 @@ from autopatch_tui.cli.signals import Terminated
 from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
 from autopatch_tui.cli.validate import require_repo_dir
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
-from autopatch_tui.core.logs import guard_handler, setup_file_log
 from autopatch_tui.core.identity.repo import resolve_repo_root
+from autopatch_tui.core.logs import guard_handler, setup_file_log
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import load_settings
 
@@ -127,8 +128,6 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
 def log_file_hint() -> str:
     from autopatch_tui.core.logs import log_path
     from autopatch_tui.core.settings import default_home
-
-    import os
 
     return str(log_path(default_home(os.environ)))
 

@@ -18,7 +18,6 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.errors import AutopatchError
-from autopatch_tui.core.logs import log_path
 from autopatch_tui.core.events import (
     FlushProgress,
     JobFinished,
@@ -26,6 +25,7 @@ from autopatch_tui.core.events import (
     Notice,
     QueueCounts,
 )
+from autopatch_tui.core.logs import log_path
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.pipeline.exit_once import ExitFlush
 from autopatch_tui.core.settings import Settings, save_setting
@@ -78,7 +78,13 @@ class AutopatchApp(App):
         self.exit_flush = ExitFlush(lambda: self.manager)  # every exit path flushes through this, once
         self._exiting = False
         self._signals_installed: dict[int, object] = {}  # signal -> the handler it had before
-        self.run_finished = threading.Event()  # set by whoever ran the app once `run()` returned
+        self.run_finished = threading.Event()  # set once `run()` returned (a hang-up's hard exit waits for it)
+
+    def run(self, *args: object, **kwargs: object):  # type: ignore[override]
+        try:
+            return super().run(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            self.run_finished.set()
 
     @classmethod
     def for_repo(cls, repo: str | Path | None, settings: Settings) -> AutopatchApp:

@@ -9,8 +9,5 @@ def launch_app(repo: str | None, settings: Settings) -> int:
     from autopatch_tui.tui.app import AutopatchApp
 
     app = AutopatchApp.for_repo(repo, settings)
-    try:
-        app.run()
-    finally:
-        app.run_finished.set()
+    app.run()
     return app.return_code or 0
