@@ -108,8 +108,8 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
     except Terminated as exc:
         try:
             error(f"terminated by {exc.name}; an unfinished turn is kept as failed")
-        except OSError:
-            pass  # the terminal hung up
+        except OSError as write_exc:  # the terminal hung up: the log still says what happened
+            log.info("command %s: stderr is gone (%s)", command, write_exc)
         log.info("command %s terminated by %s", command, exc.name)
         return EXIT_FAILED
     except KeyboardInterrupt:

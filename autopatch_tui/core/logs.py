@@ -64,9 +64,11 @@ class SafeRecords(logging.Filter):
         self.debug = debug
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.args:
-            args = record.args if isinstance(record.args, tuple) else (record.args,)
-            record.args = tuple(describe_exception(a) if isinstance(a, BaseException) else a for a in args)
+        if isinstance(record.args, tuple):
+            record.args = tuple(describe_exception(a) if isinstance(a, BaseException) else a for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: describe_exception(v) if isinstance(v, BaseException) else v
+                           for k, v in record.args.items()}
         try:
             message = record.getMessage()
         except (TypeError, ValueError):
@@ -92,9 +94,10 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(self.baseFilename, flags, 0o600)
         try:
-            os.fchmod(fd, 0o600)  # a file another tool created wider
+            os.fchmod(fd, 0o600)  # a file another tool created wider; one we may not change is not used
         except OSError:
-            pass  # not ours to change (another user's file): we still only append safe structure
+            os.close(fd)
+            raise
         return os.fdopen(fd, "a", encoding=self.encoding or "utf-8", errors=self.errors)
 
 
@@ -118,7 +121,7 @@ def _private_log_dir(path: Path) -> bool:
     try:
         os.chmod(path, 0o700)
     except OSError:
-        pass
+        return False  # not ours to make private: no log rather than a readable one
     return True
 
 

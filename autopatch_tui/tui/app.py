@@ -268,7 +268,8 @@ class AutopatchApp(App):
             previous = signal.getsignal(signum)
             try:
                 loop.add_signal_handler(signum, self._on_exit_signal, signum)
-            except (NotImplementedError, RuntimeError, ValueError):
+            except (NotImplementedError, RuntimeError, ValueError) as exc:  # e.g. no signals on this platform
+                log.info("%s not handled: %s", signal.Signals(signum).name, exc)
                 continue
             self._signals_installed[signum] = previous
 
