@@ -30,6 +30,7 @@ from autopatch_tui.core.pipeline.contracts import (
     ConsolidationOut,
     OperationOut,
 )
+from autopatch_tui.core.pipeline.semantic_gate import check_operation
 from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_RELATED_ITEMS = 24
@@ -155,6 +156,7 @@ def _check_escalation(op: OperationOut, used: list[Candidate], target: sqlite3.R
     origins = {c.fields["origin"] for c in used}
     if op.origin != "inferred_repetition" and origins == {"inferred_repetition"}:
         raise MemoryContractError("origin_escalation")
+    check_operation(op, used)
     if op.origin == "inferred_repetition" and (op.strength, op.recall_mode) != ("soft", "on_match"):
         raise MemoryContractError("inferred_not_soft")
     if op.kind in PROJECT_KINDS and not any(c.fields["kind"] in PROJECT_KINDS for c in used):
