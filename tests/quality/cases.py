@@ -9,9 +9,11 @@ candidates' kinds unless `items` overrides them; `hits` are `(query, subject)` p
 primary consolidation reply (the repair is honest) and `consolidation_rule` is the rule the
 repair request must carry; `violation` an extraction contract rule sent to the one repair.
 
-`careless=True` marks a case a careless validator gets wrong (today's validator before the
-semantic gate accepted the wrong candidate, or a whole-turn matcher refuses the right one);
-`legit=True` marks a legitimate form that must be kept (they count the false refusals)."""
+`careless=True` marks a case the validator before the semantic gate got wrong (it stored the
+wrong candidate, or missed the refusal the case names: 54 cases, measured by running the corpus
+against that code); `trap=True` marks a legitimate form a naive marker matcher would refuse
+("先写测试再写实现", "Always use tabs, OK?", "check whether…", "尽可能"); `legit=True` marks every
+legitimate form that must be kept (a failing one is a false refusal)."""
 
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ class Case:
     turns: tuple[Turn, ...]
     cands: tuple[Cand, ...]
     careless: bool = False
+    trap: bool = False
     legit: bool = False
     repair: tuple[Cand, ...] | None = None
     consolidate: dict = field(default_factory=dict)
@@ -184,9 +187,9 @@ CASES: tuple[Case, ...] = (
           c(P, "提交前 lint", "以后提交前都要跑 lint", u(0, "以后提交前都要跑 lint"), keywords=("lint",))),
          hits=(("lint", "提交前 lint"),)),
     one("zh-legit-xian-sequence", "zh", "以后都先写测试再写实现。", P, "测试先行", "以后都先写测试再写实现",
-        keywords=("tdd", "测试"), legit=True, careless=True, hits=(("tdd", "测试先行"),)),
+        keywords=("tdd", "测试"), legit=True, trap=True, hits=(("tdd", "测试先行"),)),
     one("zh-legit-youxian", "zh", "优先使用 pathlib 处理路径。", P, "路径处理", "优先使用 pathlib 处理路径",
-        keywords=("pathlib",), legit=True, careless=True, hits=(("pathlib", "路径处理"),)),
+        keywords=("pathlib",), legit=True, trap=True, hits=(("pathlib", "路径处理"),)),
     one("en-legit-please", "en", "Please always answer in English.", P, "answer language",
         "Always answer in English.", legit=True, strength="hard", hits=(("answer language", "answer language"),)),
     one("zh-legit-buyao", "zh", "不要在代码里写死密钥。", P, "密钥", "不要在代码里写死密钥", keywords=("secrets",),
@@ -228,24 +231,24 @@ CASES: tuple[Case, ...] = (
     one("zh-info-request", "zh", "解释一下这个缓存是怎么工作的。", D, "缓存", "缓存的工作方式",
         aliases=("cache design explanation",), expect="request_for_info", careless=True),
     one("en-legit-question-tag", "en", "Always use tabs, OK?", P, "indentation", "Always use tabs.",
-        strength="hard", legit=True, careless=True, hits=(("indentation", "indentation"),)),
+        strength="hard", legit=True, trap=True, hits=(("indentation", "indentation"),)),
     one("zh-legit-question-tag", "zh", "以后都用四个空格缩进，好吗？", P, "缩进", "以后都用四个空格缩进",
-        keywords=("indentation",), legit=True, careless=True, hits=(("indentation", "缩进"),)),
+        keywords=("indentation",), legit=True, trap=True, hits=(("indentation", "缩进"),)),
     one("en-legit-go-with", "en", "We'll go with PostgreSQL for the main database.", D, "main database",
         "Use PostgreSQL for the main database.", legit=True, hits=(("PostgreSQL", "main database"),)),
     one("en-legit-lets-use", "en", "Let's use pytest for all new tests.", D, "test framework",
         "Use pytest for all new tests.", legit=True, hits=(("test framework", "test framework"),)),
     one("en-legit-whether-check", "en", "Always check whether the input is None before using it.", P,
-        "input checks", "Always check whether the input is None.", legit=True, careless=True,
+        "input checks", "Always check whether the input is None.", legit=True, trap=True,
         hits=(("input checks", "input checks"),)),
     one("zh-legit-shifou-check", "zh", "始终检查输入是否为空。", P, "输入检查", "始终检查输入是否为空",
-        keywords=("null check",), legit=True, careless=True, hits=(("null check", "输入检查"),)),
+        keywords=("null check",), legit=True, trap=True, hits=(("null check", "输入检查"),)),
     one("en-legit-hedge-after-rule", "en", "Never use eval because it might be unsafe.", P, "eval",
-        "Never use eval.", legit=True, careless=True, hits=(("eval", "eval"),)),
+        "Never use eval.", legit=True, trap=True, hits=(("eval", "eval"),)),
     one("zh-legit-jinkeneng", "zh", "尽可能用类型注解。", P, "类型注解", "尽可能用类型注解", keywords=("type hints",),
-        legit=True, careless=True, hits=(("type hints", "类型注解"),)),
+        legit=True, trap=True, hits=(("type hints", "类型注解"),)),
     one("en-legit-polite-request", "en", "Could you please always reply in English from now on?", P,
-        "reply language", "Always reply in English.", legit=True, careless=True,
+        "reply language", "Always reply in English.", legit=True, trap=True,
         hits=(("reply language", "reply language"),)),
     # ------------------------------------------------------------------ acknowledgements and adoption
     Case("zh-ack-continue", "zh",
