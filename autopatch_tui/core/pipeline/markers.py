@@ -138,6 +138,9 @@ _INTERROGATIVE_START = re.compile(
     r"^(?:what|how|why|which|where|when|who|whom|whose|is|are|am|was|were|does|do|did|has|have|had|should|shall|"
     r"can|could|would|will|may|might|isn't|aren't|doesn't|don't|won't|wouldn't|shouldn't)\b"
     r"|^(?:为什么|为啥|怎么|怎样|如何|什么|哪|是不是|能不能|可不可以|有没有|会不会|要不要)")
+# Without a "?" only a wh-word start makes a question ("Do not use eval." is an instruction), and
+# only when no directive follows ("When in doubt, use tabs." is one too).
+_WH_START = re.compile(r"^(?:what|how|why|which|where|who|whom|whose)\b|^(?:为什么|为啥|怎么|怎样|如何|什么|哪)")
 _CJK_QUESTION_END = re.compile(r"(?:吗|呢|么|嘛)$")
 # "Could you please always answer in English?" is a polite request, not a question, unless it
 # asks for information.
@@ -153,7 +156,7 @@ _INFO_REQUEST = re.compile(
 
 # A hedge: the user is guessing. Counts only when it comes before any directive in the clause
 # ("Never use eval because it might be unsafe" is a rule; "Maybe always use tabs" is not).
-_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|i guess|i suppose|might be nice|kind of|sort of|"
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|i guess|i suppose|might be nice|"
                     r"not necessarily|i'm not certain)\b|(?<!尽)可能(?!性)|也许|或许|大概|说不定|不一定|看情况")
 DIRECTIVE_MARKERS = LASTING_MARKERS + (
     "please", "don't", "do not", "let's", "let us", "we'll", "we will", "we're going with", "go with", "use ",
@@ -181,13 +184,14 @@ ACK_PHRASES = tuple(sorted({
 # code or configuration currently IS. Intent markers ("from now on", "以后", "改成") turn the same
 # words into a decision, so a fact is a state marker without an intent marker.
 STATE_FACT = re.compile(
-    r"\b(?:currently|at the moment|right now|as of now|as it stands|today we|targets?|targeted|is set to|"
+    r"\b(?:currently|at the moment|right now|as of now|as it stands|is set to|"
+    r"targets? (?:java|jdk|python|node|go|rust|es\d+|\w+ ?v?\d[\d.]*)|"
     r"are set to|is configured|are configured|configured (?:to|as|with|for)|is pinned|pinned to|runs on|"
     r"is running|version is|is on version|is at version|ships with)\b"
     r"|(?<!从)(?:现在|目前|当前)(?!起|开始|以后)|配置的是|配置为|设置为|设置的是|用的是|版本是|写的是|里面是")
 INTENT_MARKERS = LASTING_MARKERS + (
     "going forward", "let's", "let us", "we'll", "we will", "please", "don't", "do not", "switch to", "migrate to",
-    "upgrade to", "move to", "change to", "should be", "must be", "has to be", "needs to be", "keep it",
+    "upgrade to", "move to", "change to", "should", "must be", "has to be", "needs to be", "keep it",
     "以后", "今后", "从现在起", "现在开始", "改成", "改为", "换成", "升级到", "迁移到", "统一", "必须", "不要", "请", "保持",
 )
 _FILE_NAME = re.compile(r"^[\w.\-/]*[\w-]\.[a-z][a-z0-9]{0,7}$")
@@ -259,13 +263,14 @@ def is_question(clause: str) -> bool:
         return False
     ends_q = c.endswith("?")
     body, tagged = _strip_tag(c) if ends_q else (c.rstrip("?"), False)
+    polite = bool(_POLITE_REQUEST.search(body)) and is_lasting(body)  # "Could you always …?"
     if tagged:
-        return bool(_INTERROGATIVE_START.search(body)) and not _POLITE_REQUEST.search(body)
-    if _POLITE_REQUEST.search(body) and not body.startswith(("can we", "could we")):
+        return bool(_INTERROGATIVE_START.search(body)) and not polite
+    if polite:
         return False
     if ends_q or _CJK_QUESTION_END.search(body.rstrip("。.!！ ")):
         return True
-    return bool(_INTERROGATIVE_START.search(body)) and not _has(body, DIRECTIVE_MARKERS[:len(LASTING_MARKERS)])
+    return bool(_WH_START.search(body)) and not _has(body, DIRECTIVE_MARKERS)
 
 
 def is_undecided(clause: str) -> bool:

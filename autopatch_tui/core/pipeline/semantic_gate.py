@@ -197,6 +197,8 @@ def _discussion(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: l
     user_clauses = [c for s in cand.sources if s.role == "user" for c in _clauses(turns[s.turn_id], "user", s.quote)]
     if any(M.claims_conclusion(f) for f in fields) and not any(M.claims_conclusion(c) for c in user_clauses):
         return "assistant_conclusion"
+    if M.cjk_dominant(" ".join(fields)) != M.cjk_dominant(" ".join(user_texts)):
+        return None  # the user's words and the discussion are in different scripts: not comparable
     own = set(content_terms(" ".join(fields)))
     said = set(content_terms(" ".join(user_texts))) | {t for u in user_texts for t in query_terms(u)}
     assistant = set(content_terms(" ".join(turns[tid].assistant for tid in dict.fromkeys(
