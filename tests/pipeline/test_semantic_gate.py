@@ -286,3 +286,18 @@ def test_the_verdict_lists_every_rule_most_frequent_first(pipe, llm_stub):
              cand(src(t, "user", "keep it short"), subject="answer length", statement="Keep answers short."),
              cand(src(t, "user", "Should we use tabs?"), subject="tabs", statement="Use tabs."))
     assert job_of_turn(pipe, t)["failure_rule"] == "one_off_scope:2.undecided:1"
+
+
+def test_the_verdict_is_in_the_job_diagnostics_and_holds_no_content(pipe, llm_stub):
+    from autopatch_tui.core.memory.job_table import read_job_table
+    from autopatch_tui.core.memory.status import failure_from_row
+
+    t = add_turn(pipe, "For this answer, keep it short.", "Sure.")
+    _extract(pipe, llm_stub, cand(src(t, "user", "For this answer, keep it short."), subject="Short answers",
+                                  statement="Keep answers short."))
+    [row] = [r for r in read_job_table(pipe.paths.db).rows if r.kind == "extraction"]
+    assert (row.status, row.category, row.rule, row.no_output_reason) == (
+        "succeeded_no_output", None, "one_off_scope:1", "all_rejected")
+    # a refusal verdict is no failure: `memory status` lists no failure for it
+    job = job_of_turn(pipe, t)
+    assert failure_from_row(job) is None and pipe.status().failures == []
