@@ -5,6 +5,7 @@ They are deliberately short and conservative: each list guards one rule of the M
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # A correction limited to the current patch or place ("这里", "本次", "this patch"): runtime only.
 LOCAL_MARKERS = (
@@ -216,16 +217,12 @@ CLAUSE_END = re.compile(r"[。！？!?;；\n]|(?<=[.])\s+|(?<=[.])$")
 
 def normalize_clause(text: str) -> str:
     """NFKC, zero-width characters removed, case-folded, whitespace collapsed."""
-    import unicodedata
-
     text = _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))
     return " ".join(text.casefold().split())
 
 
 def has_word(text: str) -> bool:
     """At least one letter or digit (after NFKC and without zero-width characters)."""
-    import unicodedata
-
     text = _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))
     return any(unicodedata.category(ch)[0] in "LN" for ch in text)
 

@@ -26,6 +26,7 @@ Consolidation rules (`check_operation`, raised as MemoryContractError): `empty_i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.errors import MemoryContractError
@@ -226,27 +227,38 @@ def _counter_example(cand: CandidateOut, turns: Mapping[str, TurnView]) -> bool:
 # --------------------------------------------------------------------------- consolidation
 
 
-def check_operation(op: OperationOut, used: Sequence[object]) -> None:
+class UsedCandidate(Protocol):
+    """What consolidation knows of a validated candidate (`consolidation.Candidate`)."""
+
+    fields: dict[str, object]
+    sources: list[dict[str, str]]
+
+
+def check_operation(op: OperationOut, used: Sequence[UsedCandidate]) -> None:
     """Semantic rules of one create/revise/supersede operation against the validated candidates it
-    uses (`consolidation.Candidate`: `.fields`, `.sources`). Raises MemoryContractError(rule)."""
+    uses. Raises MemoryContractError(rule)."""
     assert op.subject is not None and op.statement is not None
     if empty_identity(op.subject, op.statement):
         raise MemoryContractError("empty_identity")
-    origins = {c.fields["origin"] for c in used}  # type: ignore[attr-defined]
-    if op.origin not in origins:
+    if op.origin not in {c.fields["origin"] for c in used}:
         raise MemoryContractError("origin_escalation")
     if op.origin == "adopted_proposal" and not any(
-            c.fields["origin"] == "adopted_proposal"  # type: ignore[attr-defined]
-            and {s["role"] for s in c.sources} >= {"user", "assistant"} for c in used):  # type: ignore[attr-defined]
+            c.fields["origin"] == "adopted_proposal" and {s["role"] for s in c.sources} >= {"user", "assistant"}
+            for c in used):
         raise MemoryContractError("adopted_needs_assistant_and_user")
     if op.kind == "discussion_context":
         fields = (op.subject, op.statement, op.content or "")
         if M.has_code_fact(" ".join(fields)) or any(M.is_code_fact_clause(f) for f in fields if f):
             raise MemoryContractError("code_fact")
-        if any(M.claims_conclusion(f) for f in fields) and not any(
-                M.claims_conclusion(str(c.fields[k])) for c in used for k in ("subject", "statement", "content")  # type: ignore[attr-defined]
-        ) and not any(M.claims_conclusion(s["quote"]) for c in used for s in c.sources if s["role"] == "user"):  # type: ignore[attr-defined]
+        if any(M.claims_conclusion(f) for f in fields) and not _candidates_conclude(used):
             raise MemoryContractError("assistant_conclusion")
+
+
+def _candidates_conclude(used: Sequence[UsedCandidate]) -> bool:
+    """A candidate's own fields or user quotes already claim the conclusion."""
+    texts = [str(c.fields[k]) for c in used for k in ("subject", "statement", "content")]
+    texts += [s["quote"] for c in used for s in c.sources if s["role"] == "user"]
+    return any(M.claims_conclusion(t) for t in texts)
 
 
 __all__ = ["RULES", "aliases_cover_decision", "check_operation", "classify_user_clause", "empty_identity",
