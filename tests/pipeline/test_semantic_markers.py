@@ -27,6 +27,9 @@ REFUSED = [  # (clause, rule)
     ("Maybe we should use Poetry for packaging.", "hedged"),
     ("Maybe always use tabs", "hedged"),
     ("也许可以试试 Ruff 做 lint。", "hedged"),
+    ("我觉得可以用 uv 试试。", "hedged"),
+    ("We could try uv for packaging.", "hedged"),
+    ("I guess tabs are fine.", "hedged"),
     ("继续吧", "acknowledgement_only"),
     ("Sounds good.", "acknowledgement_only"),
     ("好的，谢谢", "acknowledgement_only"),
@@ -55,6 +58,9 @@ KEPT = [
     "OK, and always use tabs.",
     "好的，以后都用 tabs。",
     "I like tabs.",
+    "I think we should always pin dependencies.",
+    "用 ruff 替代 flake8，以后都这样。",
+    "Try to keep functions under 50 lines.",
 ]
 
 

@@ -157,8 +157,11 @@ _INFO_REQUEST = re.compile(
 
 # A hedge: the user is guessing. Counts only when it comes before any directive in the clause
 # ("Never use eval because it might be unsafe" is a rule; "Maybe always use tabs" is not).
-_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|i guess|i suppose|might be nice|"
-                    r"not necessarily|i'm not certain)\b|(?<!尽)可能(?!性)|也许|或许|大概|说不定|不一定|看情况")
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|i guess|i suppose|might be nice|not necessarily|"
+                    r"i'm not certain)\b|(?<!尽)可能(?!性)|也许|或许|大概|说不定|不一定|看情况")
+# A tentative try is a hedge wherever it stands ("我觉得可以用 uv 试试", "we could try uv").
+_TENTATIVE = re.compile(r"\b(?:could try|might want to|worth a try|worth trying|give \w+ a try)\b"
+                        r"|试试|试一下|试一试|可以考虑")
 DIRECTIVE_MARKERS = LASTING_MARKERS + (
     "please", "don't", "do not", "let's", "let us", "we'll", "we will", "we're going with", "go with", "use ",
     "prefer", "avoid", "keep", "stop", "should always", "should never", "has to", "have to", "need to",
@@ -301,6 +304,8 @@ def _position(text: str, words: tuple[str, ...]) -> int:
 
 def is_hedged(clause: str) -> bool:
     c = normalize_clause(clause)
+    if _TENTATIVE.search(c):
+        return True
     m = _HEDGE.search(c)
     if not m:
         return False
