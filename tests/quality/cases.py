@@ -10,8 +10,8 @@ primary consolidation reply (the repair is honest) and `consolidation_rule` is t
 repair request must carry; `violation` an extraction contract rule sent to the one repair.
 
 `careless=True` marks a case the validator before the semantic gate got wrong (it stored the
-wrong candidate, or missed the refusal the case names: 55 cases, measured by running the corpus
-against that code); `trap=True` marks a legitimate form a naive marker matcher would refuse
+wrong candidate, or missed the refusal the case names; measured by running the corpus against
+that code: every flagged case and no other fails there); `trap=True` marks a legitimate form a naive marker matcher would refuse
 ("先写测试再写实现", "Always use tabs, OK?", "check whether…", "尽可能"); `legit=True` marks every
 legitimate form that must be kept (a failing one is a false refusal)."""
 

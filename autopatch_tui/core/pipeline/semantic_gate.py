@@ -12,7 +12,8 @@ Extraction rules (`refuse_candidate`, first broken rule wins):
 - `discussion_origin`: a discussion is the user's own open question: origin `explicit` only;
 - `inferred_counter_example`: a later repair review in the payload where the user kept the
   original behaviour contradicts an inferred repetition;
-- `one_off_scope`: "for this answer", "this time", "这次", "先…" — never a preference/decision;
+(`one_off_scope` — "for this answer", "this time", "这次", "先…" — is checked before, with the
+policy rules of extraction_rules.py, on the same clauses and `markers.is_one_off`.)
 - `code_fact`: support (or a discussion's fields) stating what the code/config currently is;
 - `undecided`, `user_question`, `request_for_info`, `hedged`, `acknowledgement_only`,
   `off_meaning`: no batch user quote of an explicit preference/decision asserts an intent that
@@ -36,8 +37,7 @@ from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, Turn
 from autopatch_tui.core.recall.terms import content_terms, normalize_phrase, query_terms
 
 RULES = (
-    "empty_identity", "quote_without_word", "discussion_origin", "inferred_counter_example", "one_off_scope",
-    "code_fact", "undecided", "user_question", "request_for_info", "hedged", "acknowledgement_only",
+    "empty_identity", "quote_without_word", "discussion_origin", "inferred_counter_example", "code_fact", "undecided", "user_question", "request_for_info", "hedged", "acknowledgement_only",
     "off_meaning", "assistant_conclusion", "origin_escalation", "adopted_needs_assistant_and_user",
 )
 # When no batch user quote carries the meaning, the reported rule is the most specific one found.
@@ -127,11 +127,6 @@ def refuse_candidate(cand: CandidateOut, inp: ExtractionInput, turns: Mapping[st
     if cand.origin == "inferred_repetition":
         return "inferred_counter_example" if _counter_example(cand, turns) else None
     batch_user = [s for s in cand.sources if s.role == "user" and s.turn_id in inp.batch_ids]
-    for s in batch_user:
-        turn = turns[s.turn_id]
-        if (turn.intent in C.REPAIR_INTENTS or cand.kind in C.PROJECT_KINDS) and any(
-                M.is_one_off(c) for c in _clauses(turn, "user", s.quote)):
-            return "one_off_scope"
     if cand.kind == "discussion_context":
         return _discussion(cand, turns, batch_user)
     if M.is_file_name(cand.subject):
