@@ -177,6 +177,8 @@ def test_consolidation_cannot_raise_an_origin_or_empty_an_identity(make_manager,
     assert payload_of(req)["violations"] == [{"rule": rule, "where": "validate"}]
     [item] = mgr.list_items()
     assert (item.origin, item.subject) == ("explicit", "log format")
+    [job] = jobs(mgr, "consolidation")  # the refused primary reply stays as the job's verdict
+    assert (job["status"], job["failure_category"], job["failure_rule"]) == ("succeeded", None, f"{rule}:1")
 
 
 def test_consolidation_adopted_origin_needs_both_quotes(make_manager, llm_stub):
