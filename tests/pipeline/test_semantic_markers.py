@@ -133,3 +133,13 @@ def test_conclusion_claims(text, claims):
 ])
 def test_counter_example_keeps_the_original(text, keeps):
     assert M.keeps_original(text) is keeps
+
+
+def test_a_huge_clause_is_cut_around_the_quote():
+    """A pasted log without punctuation is one clause: it is cut to CLAUSE_CONTEXT characters on each
+    side of the quote, so a marker far away does not govern the quote and matching stays cheap."""
+    text = "这次 " + "x" * 100_000 + " always use tabs " + "y" * 100_000
+    [clause] = M.clauses_around(text, "always use tabs")
+    assert len(clause) <= len("always use tabs") + 2 * M.CLAUSE_CONTEXT
+    assert not M.is_one_off(clause) and classify_user_clause(clause) is None
+    assert M.is_one_off(M.clauses_around("这次 always use tabs", "always use tabs")[0])

@@ -112,7 +112,7 @@ ONE_OFF_MARKERS = (
 # says it lasts ("以后都先跑 lint"). Only a clause-initial or pronoun-led 先 counts, so 首先 / 优先 /
 # 预先 / 原先 / 先生 never do.
 _XIAN = re.compile(r"(?:^|[,，、:：\s]|我们|咱们|你|您|就|那就|那)先(?!生|进|前|例|锋|导|驱|天)")
-_XIAN_SEQUENCE = re.compile(r"先.*(?:再|然后|之后|接着)")
+_XIAN_SEQUENCE = ("再", "然后", "之后", "接着")  # searched after the first 先 (linear, no backtracking)
 
 # Undecided: the user has not made up their mind. Supports a discussion, never a decision/preference.
 UNDECIDED_MARKERS = (
@@ -230,19 +230,31 @@ def has_word(text: str) -> bool:
     return any(unicodedata.category(ch)[0] in "LN" for ch in text)
 
 
+CLAUSE_CONTEXT = 240  # characters of a clause kept on each side of the quote
+
+
 def clauses_around(text: str, quote: str) -> list[str]:
-    """The clauses of `text` overlapping `quote`, each with its own terminator ("?" stays)."""
+    """The clauses of `text` overlapping `quote`, each with its own terminator ("?" stays). A clause
+    is cut to CLAUSE_CONTEXT characters on each side of the quote: a marker further away does not
+    govern it, and a pasted log without punctuation stays cheap to match."""
     start = text.find(quote)
     if start < 0:
         return [quote]
     end = start + len(quote)
-    out, pos = [], 0
+    out: list[str] = []
+    spans, pos = [], 0
     for m in CLAUSE_END.finditer(text):
-        if pos < end and m.end() > start and text[pos:m.end()].strip():
-            out.append(text[pos:m.end()].strip())
+        if m.end() > start and pos < end:
+            spans.append((pos, m.end()))
         pos = m.end()
-    if pos < len(text) and pos < end and text[pos:].strip():
-        out.append(text[pos:].strip())
+        if pos >= end:
+            break
+    if pos < end:
+        spans.append((pos, len(text)))
+    for a, b in spans:
+        piece = text[max(a, start - CLAUSE_CONTEXT):min(b, end + CLAUSE_CONTEXT)].strip()
+        if piece:
+            out.append(piece)
     return out or [quote]
 
 
@@ -282,7 +294,10 @@ def is_one_off(clause: str) -> bool:
     c = normalize_clause(clause)
     if is_local(c) or _has(c, ONE_OFF_MARKERS):
         return True
-    return bool(_XIAN.search(c)) and not _XIAN_SEQUENCE.search(c) and not is_lasting(c)
+    m = _XIAN.search(c)
+    if not m:
+        return False
+    return not any(w in c[m.end():] for w in _XIAN_SEQUENCE) and not is_lasting(c)
 
 
 def is_info_request(clause: str) -> bool:

@@ -40,6 +40,9 @@ RULES = (
     "empty_identity", "quote_without_word", "discussion_origin", "inferred_counter_example", "code_fact", "undecided", "user_question", "request_for_info", "hedged", "acknowledgement_only",
     "off_meaning", "assistant_conclusion", "origin_escalation", "adopted_needs_assistant_and_user",
 )
+# Whole-turn texts the gate compares against (assistant replies, user turns) are read up to this
+# many characters from the start: enough for any conversational turn, bounded for a pasted log.
+MAX_TURN_TEXT = 8000
 # When no batch user quote carries the meaning, the reported rule is the most specific one found.
 _PRIORITY = ("code_fact", "undecided", "user_question", "request_for_info", "hedged", "acknowledgement_only",
              "off_meaning")
@@ -158,7 +161,7 @@ def _explicit(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: lis
 def _assistant_concluded(cand: CandidateOut, turns: Mapping[str, TurnView], meaning: set[str]) -> bool:
     """A cited turn's assistant text claims a conclusion about the candidate's terms."""
     for tid in dict.fromkeys(s.turn_id for s in cand.sources):
-        text = turns[tid].assistant
+        text = turns[tid].assistant[:MAX_TURN_TEXT]
         if text and M.claims_conclusion(text) and set(content_terms(text)) & meaning:
             return True
     return False
@@ -189,7 +192,7 @@ def _discussion(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: l
         return "acknowledgement_only"
     if M.is_file_name(cand.subject) or any(M.is_code_fact_clause(f) for f in fields if f):
         return "code_fact"
-    user_texts = [turns[tid].user for tid in dict.fromkeys(s.turn_id for s in cand.sources)]
+    user_texts = [turns[tid].user[:MAX_TURN_TEXT] for tid in dict.fromkeys(s.turn_id for s in cand.sources)]
     user_clauses = [c for s in cand.sources if s.role == "user" for c in _clauses(turns[s.turn_id], "user", s.quote)]
     if any(M.claims_conclusion(f) for f in fields) and not any(M.claims_conclusion(c) for c in user_clauses):
         return "assistant_conclusion"
@@ -197,7 +200,7 @@ def _discussion(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: l
         return None  # the user's words and the discussion are in different scripts: not comparable
     own = set(content_terms(" ".join(fields)))
     said = set(content_terms(" ".join(user_texts))) | {t for u in user_texts for t in query_terms(u)}
-    assistant = set(content_terms(" ".join(turns[tid].assistant for tid in dict.fromkeys(
+    assistant = set(content_terms(" ".join(turns[tid].assistant[:MAX_TURN_TEXT] for tid in dict.fromkeys(
         s.turn_id for s in cand.sources))))
     only_assistant = (own & assistant) - said
     if len(only_assistant) >= 2 and len(only_assistant) >= len(own & said):
@@ -214,7 +217,8 @@ def _counter_example(cand: CandidateOut, turns: Mapping[str, TurnView]) -> bool:
     for t in turns.values():
         if t.turn_id in cited or t.intent not in C.REPAIR_INTENTS or t.sequence <= first:
             continue
-        if set(query_terms(t.user)) & meaning and M.keeps_original(t.user):
+        user = t.user[:MAX_TURN_TEXT]
+        if set(query_terms(user)) & meaning and M.keeps_original(user):
             return True
     return False
 
