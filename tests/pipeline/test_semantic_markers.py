@@ -22,6 +22,8 @@ REFUSED = [  # (clause, rule)
     ("项目里的缩进用什么？", "user_question"),
     ("Could you fix the bug?", "user_question"),
     ("Is it ok?", "user_question"),
+    ("以后都用 tabs 吗", "user_question"),
+    ("用 tabs 好么", "user_question"),
     ("Tell me how config loading works.", "request_for_info"),
     ("解释一下这个缓存是怎么工作的。", "request_for_info"),
     ("Maybe we should use Poetry for packaging.", "hedged"),
@@ -61,6 +63,8 @@ KEPT = [
     "I think we should always pin dependencies.",
     "用 ruff 替代 flake8，以后都这样。",
     "Try to keep functions under 50 lines.",
+    "就用 tabs 嘛。",
+    "以后就这么写。",
 ]
 
 

@@ -142,7 +142,7 @@ _INTERROGATIVE_START = re.compile(
 # Without a "?" only a wh-word start makes a question ("Do not use eval." is an instruction), and
 # only when no directive follows ("When in doubt, use tabs." is one too).
 _WH_START = re.compile(r"^(?:what|how|why|which|where|who|whom|whose)\b|^(?:为什么|为啥|怎么|怎样|如何|什么|哪)")
-_CJK_QUESTION_END = re.compile(r"(?:吗|呢|么|嘛)$")
+_CJK_QUESTION_END = re.compile(r"(?:吗|呢|[好对是行能要]么)$")  # not 嘛 ("就用 tabs 嘛") nor 这么/那么
 # "Could you please always answer in English?" is a polite request, not a question, unless it
 # asks for information.
 _POLITE_REQUEST = re.compile(r"^(?:could|can|would|will) you (?:please )?(?!tell|explain|show|describe|say|list|"
