@@ -392,7 +392,9 @@ def test_projected_quotes_never_become_provenance(make_manager, llm_stub, quote_
                  "marker": m.group(0),
                  "across_marker": sent_user[m.start() - 12:m.end() + 5],
                  "head_ok": sent_user[:m.start()].strip()[-40:]}[quote_kind]
-        return ext_reply(cand(src(t, "user", quote), subject="some preference"))
+        # the candidate shares the quote's terms, so only provenance decides (not the semantic gate)
+        return ext_reply(cand(src(t, "user", quote), subject="filler sentence number",
+                              statement="Never use semicolons; filler sentence number words."))
 
     llm_stub.default("extraction", reply)
     llm_stub.default("extraction_repair", reply)

@@ -87,6 +87,7 @@ def _strategies(handles):
     texts, pool = _quote_pool(handles)
     ids = [h.turn_id for h in handles.values()]
     good = [{"turn_id": t, "role": r, "quote": q} for t, r, q in pool]
+    good += [{"turn_id": handles[k].turn_id, "role": "user", "quote": " "} for k in ("B1", "B4")]  # no word
     bad = ([{"turn_id": t, "role": "assistant" if r == "user" else "user", "quote": q} for t, r, q in pool[:12]]
            + [{"turn_id": i, "role": "user", "quote": w} for i in ids for w in WEIRD_TEXT[:9]]
            + [{"turn_id": "turn-unknown", "role": "user", "quote": "use let"},
@@ -104,7 +105,8 @@ def _strategies(handles):
                        st.sampled_from(bad))
     text_pool = ["var keyword", "indentation", "config format", "API versioning", "旧 memory schema 不兼容，直接删除",
                  "Prefer let over var for block scope.", "Use four spaces.", "Open question: YAML or TOML?",
-                 "never commit generated files", "`x()` returns 1", "see a.py:3", "parse(x) is defined in cli.py"]
+                 "never commit generated files", "`x()` returns 1", "see a.py:3", "parse(x) is defined in cli.py",
+                 "???", "\u200b", "   "]  # the last three normalize to nothing: never an identity
     phrase_pool = [[], ["let"], ["var", "let"], ["backward compatibility"], ["tabs", "indentation"], ["memory schema"],
                    ["x" * 401], [""]]
 
@@ -183,6 +185,7 @@ def _builder(handles):
     ids = [h.turn_id for h in handles.values()]
     batch_ids = {handles[k].turn_id for k in ("B1", "B2", "B3", "B4")}
     batch_users = [(t, role, q) for t, role, q in pool if role == "user" and t in batch_ids and "\x00" not in q]
+    batch_users += [(handles[k].turn_id, "user", " ") for k in ("B1", "B4")]  # a quote without a word
     let_sources = [{"turn_id": handles[k].turn_id, "role": "user", "quote": "use let"} for k in ("E", "A", "B2", "B4")]
     proposal = {"turn_id": handles["A"].turn_id, "role": "assistant", "quote": "I propose we version the API"}
     batch_assistant = [{"turn_id": t, "role": role, "quote": q} for t, role, q in pool
@@ -191,7 +194,8 @@ def _builder(handles):
     assert nul_start
     text_pool = ["var keyword", "indentation", "config format", "API versioning", "旧 memory schema 不兼容，直接删除",
                  "Prefer let over var for block scope.", "Use four spaces.", "Open question: YAML or TOML?",
-                 "never commit generated files", "`x()` returns 1", "see a.py:3", "parse(x) is defined in cli.py"]
+                 "never commit generated files", "`x()` returns 1", "see a.py:3", "parse(x) is defined in cli.py",
+                 "???", "\u200b", "   "]  # the last three normalize to nothing: never an identity
     phrase_pool = [[], ["let"], ["var", "let"], ["backward compatibility"], ["tabs", "indentation"],
                    ["memory schema"], ["x" * 401], [""], ["let", 3]]
     kinds = ["user_preference", "project_decision", "discussion_context"]
@@ -228,7 +232,8 @@ def _builder(handles):
             if origin == "adopted_proposal" or r.chance(4):
                 # the adjacent proposal, or (wrongly) an assistant text of the batch itself
                 srcs.insert(0, dict(r.pick([proposal, proposal, *batch_assistant])))
-        return {"kind": r.pick(kinds), "subject": r.pick(text_pool[:9]), "statement": r.pick(text_pool[:9]),
+        return {"kind": r.pick(kinds), "subject": r.pick(text_pool[:9] + text_pool[-3:]),
+                "statement": r.pick(text_pool[:9]),
                 "content": r.pick(text_pool + [""]), "strength": r.pick(["hard", "soft"]), "origin": origin,
                 "recall_mode": r.pick(["always", "on_match"]), "applies_to_paths": r.pick([[], ["src/a.js"]]),
                 "aliases": r.pick(phrase_pool[:5]), "keywords": r.pick(phrase_pool[:5]), "sources": srcs}

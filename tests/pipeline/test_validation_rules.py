@@ -394,8 +394,9 @@ def test_assistant_decision_on_an_open_question_is_not_a_decision(pipe, llm_stub
 ])
 def test_hard_and_always_only_for_lasting_statements(pipe, llm_stub, user, quote, lasting):
     t = add_turn(pipe, user, "ok")
+    # the statement restates the user's words (the semantic gate refuses a candidate off their meaning)
     out = _extract(pipe, llm_stub, cand(src(t, "user", quote), strength="hard", recall_mode="always",
-                                        subject="indentation"))
+                                        subject="indentation", statement=quote))
     assert out.status == "succeeded"
     [c] = _accepted(pipe)
     assert (c["strength"], c["recall_mode"]) == (("hard", "always") if lasting else ("soft", "on_match"))

@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from autopatch_tui.core.memory.turns import TurnHandle
 from autopatch_tui.core.pipeline import markers as M
 from autopatch_tui.core.pipeline.contracts import CandidateOut
 from autopatch_tui.core.pipeline.extraction import insert_candidate
+from autopatch_tui.core.recall.terms import normalize_phrase
 from autopatch_tui.core.settings import Settings, load_settings
 from tests.support.llm_stub import CapturedRequest, StubLLMServer
 
@@ -279,6 +281,16 @@ def oracle_violations(c: Mapping[str, Any], *, turns: Mapping[str, Turn], batch:
             bad.append("quote_not_in_raw")
         if not any(s["quote"] in seg for seg in sent.get((s["turn_id"], s["role"]), ())):
             bad.append("quote_not_sent")
+    if bad:
+        return bad
+    # the semantic gate's shape rules (issue 9): an identity and a proof need a word
+    if not normalize_phrase(c["subject"]) or not normalize_phrase(c["statement"]):
+        bad.append("empty_identity")
+    if any(not any(unicodedata.category(ch)[0] in "LN" for ch in unicodedata.normalize("NFKC", s["quote"]))
+           for s in sources):
+        bad.append("quote_without_word")
+    if c["kind"] == "discussion_context" and c["origin"] != "explicit":
+        bad.append("discussion_origin")
     if bad:
         return bad
     user = [s for s in sources if s["role"] == "user"]

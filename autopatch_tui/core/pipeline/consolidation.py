@@ -25,11 +25,13 @@ from autopatch_tui.core.memory.item_writes import (
 )
 from autopatch_tui.core.memory.items import ItemFields, bump_data_version
 from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.memory.status import SAFE_RULE
 from autopatch_tui.core.pipeline.contracts import (
     ITEM_FIELD_NAMES,
     ConsolidationOut,
     OperationOut,
 )
+from autopatch_tui.core.pipeline.semantic_gate import check_operation
 from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_RELATED_ITEMS = 24
@@ -155,6 +157,7 @@ def _check_escalation(op: OperationOut, used: list[Candidate], target: sqlite3.R
     origins = {c.fields["origin"] for c in used}
     if op.origin != "inferred_repetition" and origins == {"inferred_repetition"}:
         raise MemoryContractError("origin_escalation")
+    check_operation(op, used)
     if op.origin == "inferred_repetition" and (op.strength, op.recall_mode) != ("soft", "on_match"):
         raise MemoryContractError("inferred_not_soft")
     if op.kind in PROJECT_KINDS and not any(c.fields["kind"] in PROJECT_KINDS for c in used):
@@ -223,13 +226,17 @@ def apply_operations(conn: sqlite3.Connection, out: ConsolidationOut, cands: lis
 
 
 def commit(conn: sqlite3.Connection, lease: jobs.Lease, out: ConsolidationOut, cands: list[Candidate], *,
-           provider_calls: int, now: float) -> int:
-    """One transaction: operations + job state. Raises MemoryContractError (rolled back)."""
+           provider_calls: int, now: float, refused: str | None = None) -> int:
+    """One transaction: operations + job state. Raises MemoryContractError (rolled back).
+    `refused`: the rule that refused the primary reply when this is the repair's result; it stays
+    on the job as its safe verdict (`rule:1`, no failure category), like an extraction's."""
     with write_txn(conn):
         jobs.assert_lease(conn, lease)
         changed = apply_operations(conn, out, cands, now=now)
         jobs.mark_done(conn, lease, status="succeeded" if changed else "succeeded_no_output",
                        reason=None if changed else "all_rejected", provider_calls=provider_calls, now=now)
+        if refused and SAFE_RULE.fullmatch(f"{refused}:1"):
+            conn.execute("UPDATE memory_jobs SET failure_rule = ? WHERE id = ?", (f"{refused}:1", lease.job_ids[0]))
     return changed
 
 

@@ -82,6 +82,10 @@ def commit(conn: sqlite3.Connection, lease: jobs.Lease, inp: ExtractionInput, ou
             status = "succeeded_no_output"
             reason = "all_rejected" if out.candidates else "no_candidates"
         jobs.mark_done(conn, lease, status=status, reason=reason, provider_calls=provider_calls, now=now)
+        refused = verdict.safe_summary()
+        if refused:  # the named refusals on the batch's first job (as its candidates), shown in the
+            # job diagnostics; no failure category, so it is no failure
+            conn.execute("UPDATE memory_jobs SET failure_rule = ? WHERE id = ?", (refused, lease.job_ids[0]))
     return status
 
 

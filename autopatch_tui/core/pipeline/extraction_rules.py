@@ -4,9 +4,10 @@ Two kinds of findings:
 - *violations* break the contract in a way the payload can prove (unknown source turn, a quote that
   is not verbatim in the sent and RAW text, an empty checkpoint, a Chinese decision without an
   English recall alias). They trigger the single repair call.
-- *rejections* drop one candidate by policy (no current user source, a local correction, an
+- *rejections* drop one candidate by policy (no current user source, a one-off scope, an
   assistant-only claim, apply-only confirmation, weak repetition evidence, a code fact in a
-  discussion). The rest of the reply still commits.
+  discussion) or by the semantic gate (`semantic_gate.py`: the user's own words must carry the
+  meaning). The rest of the reply still commits; the refusals are counted per rule name.
 Strength `hard` and recall `always` are kept only for explicitly lasting statements; otherwise they
 are lowered to `soft` / `on_match` (counted as adjustments)."""
 
@@ -19,6 +20,7 @@ from autopatch_tui.core import constants as C
 from autopatch_tui.core.pipeline import markers as M
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
+from autopatch_tui.core.pipeline.semantic_gate import aliases_cover_decision, refuse_candidate
 from autopatch_tui.core.recall.terms import content_terms, query_terms
 
 SOFT_RULES = {"cjk_decision_needs_english_alias"}  # tolerated after the repair
@@ -39,6 +41,17 @@ class Verdict:
     accepted: list[CandidateOut] = field(default_factory=list)
     rejected: Counter[str] = field(default_factory=Counter)
     adjusted: Counter[str] = field(default_factory=Counter)
+
+    def safe_summary(self, limit: int = 64) -> str | None:
+        """The refusals as `rule:count` joined by "." (most frequent first), within `limit`
+        characters and the job table's safe rule alphabet; None when nothing was refused."""
+        out = ""
+        for rule, n in sorted(self.rejected.items(), key=lambda kv: (-kv[1], kv[0])):
+            part = f"{rule}:{n}"
+            if len(out) + len(part) + (1 if out else 0) > limit:
+                break
+            out = f"{out}.{part}" if out else part
+        return out or None
 
     def blocking(self, *, after_repair: bool) -> list[Violation]:
         if not after_repair:
@@ -109,17 +122,6 @@ def _inferred_ok(cand: CandidateOut, turns: dict[str, TurnView]) -> bool:
     return all(set(query_terms(s.quote)) & meaning for s in user_srcs)
 
 
-def _has_english_recall_alias(cand: CandidateOut) -> bool:
-    """An alias with English terms of its own: English technical nouns merely copied from the
-    Chinese text ("memory schema") do not cover the decision's action or constraint."""
-    copied = set(content_terms(f"{cand.subject} {cand.statement} {cand.content}"))
-    for alias in cand.aliases:
-        english = {t for t in query_terms(alias) if t.isascii() and any(ch.isalpha() for ch in t)}
-        if english - copied:
-            return True
-    return False
-
-
 def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]) -> str | None:
     """The first policy rule `cand` breaks, or None."""
     batch = inp.batch_ids
@@ -132,8 +134,8 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
     for s in batch_user:
         turn = turns[s.turn_id]
         local_applies = turn.intent in C.REPAIR_INTENTS or cand.kind in C.PROJECT_KINDS
-        if local_applies and M.is_local(M.clause_around(turn.user, s.quote)):
-            return "local_correction"
+        if local_applies and any(M.is_one_off(c) for c in M.clauses_around(turn.user, s.quote)):
+            return "one_off_scope"
     if cand.kind == "discussion_context":
         if any(s.role == "assistant" for s in cand.sources):
             return "discussion_assistant_source"
@@ -148,7 +150,7 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
         if not proposals:
             return "adopted_needs_assistant_and_user"
         if any(M.is_local_proposal(M.clause_around(turns[s.turn_id].assistant, s.quote)) for s in proposals):
-            return "local_correction"  # adopting a proposal limited to this place/patch stays local
+            return "one_off_scope"  # adopting a proposal limited to this place/patch stays local
         if all(M.is_apply_only(turns[s.turn_id].user) for s in batch_user):
             return "apply_only"
         return None
@@ -189,9 +191,10 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput) -> Verdict:
         if not _check_sources(i, cand, inp, turns, verdict):
             continue
         if (cand.kind == "project_decision" and cand.origin != "inferred_repetition"
-                and M.cjk_dominant(cand.statement) and not _has_english_recall_alias(cand)):
+                and M.cjk_dominant(cand.statement)
+                and not aliases_cover_decision(cand.subject, cand.statement, cand.content, cand.aliases)):
             verdict.violations.append(Violation("cjk_decision_needs_english_alias", f"candidates[{i}].aliases"))
-        rule = _policy(cand, inp, turns)
+        rule = _policy(cand, inp, turns) or refuse_candidate(cand, inp, turns)
         if rule:
             verdict.rejected[rule] += 1
             continue

@@ -25,7 +25,15 @@ Rules:
   the assistant proposed in the previous turn; cite BOTH the assistant proposal and the user confirmation.
 - Never create a preference or decision from the assistant alone, from code facts, tool results, from
   the user merely applying a patch ("apply"), or from speculation.
-- Corrections limited to the current place or patch ("here", "this time", "这里", "本次") are NOT Memory.
+- Corrections limited to the current place or patch ("here", "this time", "这里", "本次") and one-off
+  requests ("for this answer", "for now", "这次", "暂时", "先…") are NOT Memory.
+- The user's quoted words must state the lasting intent themselves: a question, an open point ("not
+  decided", "should we", "要不要", "是否"), a hedge ("maybe", "也许") or a request for information is
+  never a preference or decision (an open point may be a discussion_context); a bare acknowledgement
+  ("ok", "继续吧") only confirms an adopted_proposal whose assistant proposal is quoted.
+- What the code or configuration currently is ("currently targets Java 21", "现在配置的是") is a code
+  fact, never Memory. Paths go into applies_to_paths, never into the subject. subject and statement
+  must contain words.
 - origin "inferred_repetition" only for the same correction repeated in at least three distinct review
   turns with distinct finding evidence keys across at least two files; always strength "soft",
   recall_mode "on_match".

@@ -341,7 +341,7 @@ class PipelineRunner:
             try:
                 with self._gate():
                     changed = consolidation.commit(conn, lease, out, cands, provider_calls=self._calls,
-                                                   now=self.clock.now())
+                                                   now=self.clock.now(), refused=rule or None)
             except MemoryContractError as exc:
                 rule, phase = exc.rule, "commit"
                 continue

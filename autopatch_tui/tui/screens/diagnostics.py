@@ -250,6 +250,8 @@ class DiagnosticsScreen(AppScreen):
         if row.category:
             text.append(f"  ·  failure: category {row.category}, phase {row.phase}, stage {row.stage}")
             text.append(f", rule {row.rule}" if row.rule else "")
+        elif row.rule:  # no failure: the semantic gate's refusal verdict (rule:count pairs)
+            text.append(f"  ·  refused: {row.rule}")
         if row.no_output_reason:
             text.append(f"  ·  no output: {row.no_output_reason}")
         detail.update(text)

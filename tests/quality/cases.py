@@ -1,0 +1,472 @@
+"""The Memory quality corpus: bilingual conversations (Chinese, English, mixed), the candidates a
+scripted model proposes for them (right and deliberately wrong) and the expected outcome.
+
+Each `Case` is a few turns; each `Cand` is one candidate the scripted model proposes when the
+batch holds turn `at`, with its sources as `(turn index, role, quote)` and `expect` either "kept"
+or the semantic-gate / policy rule that must refuse it. Expected active items are the kept
+candidates' kinds unless `items` overrides them; `hits` are `(query, subject)` pairs
+`memory search` must find, `misses` queries that must find nothing; `consolidate` changes the
+primary consolidation reply (the repair is honest) and `consolidation_rule` is the rule the
+repair request must carry; `violation` an extraction contract rule sent to the one repair.
+
+`careless=True` marks a case the validator before the semantic gate got wrong (it stored the
+wrong candidate, or missed the refusal the case names; measured by running the corpus against
+that code: every flagged case and no other fails there); `trap=True` marks a legitimate form a naive marker matcher would refuse
+("先写测试再写实现", "Always use tabs, OK?", "check whether…", "尽可能"); `legit=True` marks every
+legitimate form that must be kept (a failing one is a false refusal)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KEPT = "kept"
+
+
+@dataclass(frozen=True)
+class Turn:
+    user: str
+    assistant: str = "OK."
+    intent: str = "general_chat"
+    paths: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Cand:
+    at: int
+    kind: str
+    subject: str
+    statement: str
+    src: tuple[tuple[int, str, str], ...]
+    expect: str = KEPT
+    origin: str = "explicit"
+    strength: str = "soft"
+    recall_mode: str = "on_match"
+    paths: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    content: str | None = None
+    roles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    lang: str  # zh | en | mixed
+    turns: tuple[Turn, ...]
+    cands: tuple[Cand, ...]
+    careless: bool = False
+    trap: bool = False
+    legit: bool = False
+    repair: tuple[Cand, ...] | None = None
+    consolidate: dict = field(default_factory=dict)
+    consolidation_rule: str | None = None
+    violation: str | None = None
+    items: tuple[str, ...] | None = None
+    forbidden: tuple[str, ...] = ()
+    hits: tuple[tuple[str, str], ...] = ()
+    misses: tuple[str, ...] = ()
+    revisions: dict = field(default_factory=dict)
+
+
+P, D, X = "user_preference", "project_decision", "discussion_context"
+
+
+def u(i: int, quote: str) -> tuple[int, str, str]:
+    return (i, "user", quote)
+
+
+def a(i: int, quote: str) -> tuple[int, str, str]:
+    return (i, "assistant", quote)
+
+
+def t(user: str, assistant: str = "OK.", **kw) -> Turn:
+    return Turn(user, assistant, **kw)
+
+
+def c(kind: str, subject: str, statement: str, *src: tuple[int, str, str], at: int | None = None, **kw) -> Cand:
+    return Cand(at=max(i for i, _, _ in src) if at is None else at, kind=kind, subject=subject, statement=statement,
+                src=src, **kw)
+
+
+def one(id: str, lang: str, user: str, cand_kind: str, subject: str, statement: str, quote: str | None = None, *,
+        expect: str = KEPT, assistant: str = "OK.", **kw) -> Case:
+    """A one-turn case with one candidate quoting `quote` (default: the whole user text)."""
+    ckw = {k: kw.pop(k) for k in ("aliases", "keywords", "paths", "strength", "recall_mode", "origin", "content")
+           if k in kw}
+    cand = c(cand_kind, subject, statement, u(0, quote or user), expect=expect, **ckw)
+    forbidden = kw.pop("forbidden", () if expect == KEPT else (cand_kind,))
+    return Case(id, lang, (t(user, assistant),), (cand,), forbidden=forbidden, **kw)
+
+
+ZH_SCHEMA = "旧 memory schema 不兼容，直接删除。"
+ZH_SCHEMA_Q = "旧 memory schema 不兼容，直接删除"
+REPEAT = "Don't use var; use let for block scope."
+
+
+def _schema(aliases: tuple[str, ...], expect: str = KEPT) -> Cand:
+    return c(D, "旧 memory schema", ZH_SCHEMA_Q, u(0, ZH_SCHEMA_Q), aliases=aliases, expect=expect)
+
+
+def _reviews(*extra: Turn) -> tuple[Turn, ...]:
+    return tuple(Turn(REPEAT if i < 3 else "", "Patched.", intent="patch_revise", paths=(p,), keys=(k,))
+                 for i, (p, k) in enumerate((("src/a.js", "scan-1:F1"), ("src/b.js", "scan-1:F2"),
+                                             ("src/c.js", "scan-2:F7")))) + extra
+
+
+def _inferred(expect: str = KEPT) -> Cand:
+    return Cand(at=2, kind=P, subject="let over var", statement="Prefer let over var for block scope.",
+                src=(u(0, "use let"), u(1, "use let"), u(2, "use let")), origin="inferred_repetition",
+                keywords=("let", "var"), expect=expect)
+
+
+CASES: tuple[Case, ...] = (
+    # ------------------------------------------------------------------ code facts
+    one("zh-code-fact-pom", "zh", "pom.xml 里现在配置的是 Java 17。", D, "Java 17 配置", "项目使用 Java 17",
+        "pom.xml 里现在配置的是 Java 17", expect="code_fact", aliases=("java 17 build target", "jdk version"),
+        careless=True, misses=("Java 17",)),
+    one("en-code-fact-gradle", "en", "build.gradle currently targets Java 21.", D, "Java 21 target",
+        "The build targets Java 21.", expect="code_fact", careless=True, misses=("Java 21",)),
+    one("en-code-fact-ci-python", "en", "The CI currently runs on Python 3.10.", P, "CI Python version",
+        "CI runs on Python 3.10.", expect="code_fact", careless=True),
+    one("zh-code-fact-db", "zh", "目前配置的数据库是 PostgreSQL 14。", D, "数据库配置", "数据库使用 PostgreSQL 14",
+        expect="code_fact", aliases=("postgresql database choice", "database engine"), careless=True),
+    one("mixed-code-fact-react", "mixed", "我们的 package.json 现在用的是 React 18。", D, "React 版本",
+        "前端使用 React 18", expect="code_fact", aliases=("react 18 frontend framework",), careless=True),
+    one("en-file-name-subject", "en", "Keep pom.xml tidy and sorted.", P, "pom.xml", "Keep pom.xml tidy and sorted.",
+        expect="code_fact", careless=True),
+    one("en-code-fact-settings", "en", "The timeout is set to 30 seconds in settings.py.", D, "request timeout",
+        "The request timeout is 30 seconds.", expect="code_fact", careless=True),
+    Case("en-discussion-code-fact-currently", "en",
+         (t("Should we change how config is loaded? Let's keep discussing it.", "Sure."),),
+         (c(X, "config loading", "Currently config is loaded from YAML by the loader; switch formats?",
+            u(0, "Should we change how config is loaded?"), expect="code_fact"),),
+         careless=True, forbidden=(X,)),
+    Case("zh-discussion-code-fact", "zh", (t("配置加载方式要不要改？以后再讨论。", "好的。"),),
+         (c(X, "配置加载", "目前配置由 YAML 加载，是否更换格式", u(0, "配置加载方式要不要改？"), expect="code_fact"),),
+         careless=True, forbidden=(X,)),
+    one("en-legit-target-from-now-on", "en", "From now on the build targets Java 21.", D, "Java version",
+        "The build targets Java 21 from now on.", legit=True, hits=(("Java version", "Java version"),)),
+    one("zh-legit-java-21", "zh", "以后统一用 Java 21 编译。", D, "Java 版本", "以后统一用 Java 21 编译",
+        aliases=("java 21 build", "compile target"), legit=True, hits=(("compile target", "Java 版本"),)),
+    one("en-legit-path-scope", "en", "Always use tabs in src/legacy/*.py files.", P, "legacy indentation",
+        "Use tabs for indentation in src/legacy/*.py.", paths=("src/legacy/*.py",), legit=True,
+        hits=(("legacy indentation", "legacy indentation"),)),
+    one("mixed-legit-path-scope", "mixed", "src/api/ 下面的代码不要用 print，用 logging。", P, "src/api 日志",
+        "src/api/ 下面的代码不要用 print，用 logging", paths=("src/api/",), legit=True,
+        hits=(("logging", "src/api 日志"),), keywords=("logging", "print")),
+    # ------------------------------------------------------------------ one-off scope
+    one("en-one-off-this-answer", "en", "For this answer, keep it short.", P, "Short answers",
+        "Keep answers short.", expect="one_off_scope", careless=True, misses=("short answers",)),
+    one("en-one-off-this-time", "en", "This time, skip the tests.", P, "tests", "Skip the tests.",
+        expect="one_off_scope"),
+    one("en-one-off-for-now", "en", "For now, just print the errors.", P, "error output", "Print the errors.",
+        expect="one_off_scope"),
+    one("en-one-off-this-reply", "en", "Answer in bullet points in this reply.", P, "bullet point answers",
+        "Answer in bullet points.", expect="one_off_scope", careless=True),
+    one("en-one-off-temporarily", "en", "Temporarily disable the flaky test.", D, "flaky test",
+        "Disable the flaky test.", expect="one_off_scope", careless=True),
+    one("zh-one-off-this-time", "zh", "这次先不要写测试。", P, "测试", "不要写测试", expect="one_off_scope"),
+    one("zh-one-off-this-answer", "zh", "这个回答用英文。", P, "回答语言", "回答用英文", expect="one_off_scope",
+        careless=True),
+    one("zh-one-off-xian", "zh", "先用 print 调试一下。", P, "调试方式", "用 print 调试", expect="one_off_scope",
+        careless=True),
+    one("zh-one-off-zanshi", "zh", "暂时关掉类型检查。", D, "类型检查", "关掉类型检查", expect="one_off_scope",
+        aliases=("disable type checking",), careless=True),
+    one("mixed-one-off-here", "mixed", "这里用 f-string 就行。", D, "f-string", "用 f-string",
+        aliases=("use f-string formatting", "string formatting"), expect="one_off_scope"),
+    Case("en-one-off-beside-lasting", "en",
+         (t("For this answer, keep it short. Going forward, always include type hints.", "Sure."),),
+         (c(P, "Short answers", "Keep answers short.", u(0, "For this answer, keep it short."),
+            expect="one_off_scope"),
+          c(P, "type hints", "Always include type hints.", u(0, "Going forward, always include type hints."),
+            strength="hard")),
+         careless=True, hits=(("type hints", "type hints"),), misses=("short answers",)),
+    Case("zh-one-off-beside-lasting", "zh", (t("这次先跳过 lint。以后提交前都要跑 lint。", "好的。"),),
+         (c(P, "跳过 lint", "跳过 lint", u(0, "这次先跳过 lint"), expect="one_off_scope"),
+          c(P, "提交前 lint", "以后提交前都要跑 lint", u(0, "以后提交前都要跑 lint"), keywords=("lint",))),
+         hits=(("lint", "提交前 lint"),)),
+    one("zh-legit-xian-sequence", "zh", "以后都先写测试再写实现。", P, "测试先行", "以后都先写测试再写实现",
+        keywords=("tdd", "测试"), legit=True, trap=True, hits=(("tdd", "测试先行"),)),
+    one("zh-legit-youxian", "zh", "优先使用 pathlib 处理路径。", P, "路径处理", "优先使用 pathlib 处理路径",
+        keywords=("pathlib",), legit=True, trap=True, hits=(("pathlib", "路径处理"),)),
+    one("en-legit-please", "en", "Please always answer in English.", P, "answer language",
+        "Always answer in English.", legit=True, strength="hard", hits=(("answer language", "answer language"),)),
+    one("zh-legit-buyao", "zh", "不要在代码里写死密钥。", P, "密钥", "不要在代码里写死密钥", keywords=("secrets",),
+        legit=True, hits=(("secrets", "密钥"),)),
+    # ------------------------------------------------------------------ undecided, questions, hedges
+    Case("en-undecided-vector-db", "en",
+         (t("We have not decided whether to use a vector database. Let's continue next week.", "Fine."),),
+         (c(D, "vector database", "Use a vector database.",
+            u(0, "We have not decided whether to use a vector database."), expect="undecided"),
+          c(X, "vector database question", "Open question: whether to use a vector database.",
+            u(0, "We have not decided whether to use a vector database."))),
+         careless=True, forbidden=(D,), hits=(("vector database", "vector database question"),)),
+    Case("zh-undecided-redis", "zh", (t("还没决定要不要上 Redis，下次再聊。", "好的。"),),
+         (c(D, "Redis 缓存", "使用 Redis 做缓存", u(0, "还没决定要不要上 Redis"), aliases=("redis cache adoption",),
+            expect="undecided"),
+          c(X, "Redis", "是否引入 Redis 尚未决定", u(0, "还没决定要不要上 Redis"))),
+         careless=True, forbidden=(D,), hits=(("Redis", "Redis"),)),
+    Case("en-assistant-conclusion-toml", "en",
+         (t("Should we switch to TOML? Not sure yet.", "We have decided: TOML it is."),),
+         (c(D, "config format", "The project uses TOML for configuration.",
+            u(0, "Should we switch to TOML?"), expect="assistant_conclusion"),
+          c(D, "config format decided", "Use TOML.", a(0, "We have decided: TOML it is."),
+            expect="current_batch_source")),
+         careless=True, forbidden=(D, P), misses=("TOML",)),
+    one("zh-undecided-shifou", "zh", "是否要把日志改成 JSON 格式？", P, "日志格式", "日志使用 JSON 格式",
+        expect="undecided", careless=True),
+    one("en-undecided-should-we", "en", "Should we drop Python 3.8 support?", D, "Python 3.8 support",
+        "Drop Python 3.8 support.", expect="undecided", careless=True),
+    one("en-hedge-maybe", "en", "Maybe we should use Poetry for packaging.", D, "packaging tool",
+        "Use Poetry for packaging.", expect="hedged", careless=True),
+    one("zh-hedge-yexu", "zh", "也许可以试试 Ruff 做 lint。", P, "lint 工具", "用 Ruff 做 lint", expect="hedged",
+        careless=True),
+    one("en-question-what", "en", "What indentation does this project use?", P, "indentation",
+        "Use the project's indentation.", expect="user_question", careless=True),
+    one("zh-question-shenme", "zh", "项目里的缩进用什么？", P, "缩进", "项目缩进", expect="user_question",
+        careless=True),
+    one("en-info-request", "en", "Tell me how config loading works.", P, "config loading",
+        "Explain config loading.", expect="request_for_info", careless=True),
+    one("zh-info-request", "zh", "解释一下这个缓存是怎么工作的。", D, "缓存", "缓存的工作方式",
+        aliases=("cache design explanation",), expect="request_for_info", careless=True),
+    one("en-legit-question-tag", "en", "Always use tabs, OK?", P, "indentation", "Always use tabs.",
+        strength="hard", legit=True, trap=True, hits=(("indentation", "indentation"),)),
+    one("zh-legit-question-tag", "zh", "以后都用四个空格缩进，好吗？", P, "缩进", "以后都用四个空格缩进",
+        keywords=("indentation",), legit=True, trap=True, hits=(("indentation", "缩进"),)),
+    one("en-legit-go-with", "en", "We'll go with PostgreSQL for the main database.", D, "main database",
+        "Use PostgreSQL for the main database.", legit=True, hits=(("PostgreSQL", "main database"),)),
+    one("en-legit-lets-use", "en", "Let's use pytest for all new tests.", D, "test framework",
+        "Use pytest for all new tests.", legit=True, hits=(("test framework", "test framework"),)),
+    one("en-legit-whether-check", "en", "Always check whether the input is None before using it.", P,
+        "input checks", "Always check whether the input is None.", legit=True, trap=True,
+        hits=(("input checks", "input checks"),)),
+    one("zh-legit-shifou-check", "zh", "始终检查输入是否为空。", P, "输入检查", "始终检查输入是否为空",
+        keywords=("null check",), legit=True, trap=True, hits=(("null check", "输入检查"),)),
+    one("en-legit-hedge-after-rule", "en", "Never use eval because it might be unsafe.", P, "eval",
+        "Never use eval.", legit=True, trap=True, hits=(("eval", "eval"),)),
+    one("zh-legit-jinkeneng", "zh", "尽可能用类型注解。", P, "类型注解", "尽可能用类型注解", keywords=("type hints",),
+        legit=True, trap=True, hits=(("type hints", "类型注解"),)),
+    one("en-legit-polite-request", "en", "Could you please always reply in English from now on?", P,
+        "reply language", "Always reply in English.", legit=True, trap=True,
+        hits=(("reply language", "reply language"),)),
+    # ------------------------------------------------------------------ acknowledgements and adoption
+    Case("zh-ack-continue", "zh",
+         (t("缩进用什么好？", "我建议项目统一使用 tabs 缩进。"), t("继续吧", "好的。")),
+         (c(D, "缩进", "项目统一使用 tabs 缩进", u(1, "继续吧"), aliases=("tab indentation policy",),
+            expect="acknowledgement_only"),),
+         careless=True, forbidden=(D,)),
+    Case("zh-legit-adopt-continue", "zh",
+         (t("缩进用什么好？", "我建议项目统一使用 tabs 缩进。"), t("继续吧", "好的。")),
+         (c(D, "缩进", "项目统一使用 tabs 缩进", a(0, "我建议项目统一使用 tabs 缩进"), u(1, "继续吧"),
+            origin="adopted_proposal", aliases=("tab indentation policy",)),),
+         legit=True, hits=(("tab indentation policy", "缩进"),)),
+    one("en-ack-sounds-good", "en", "Sounds good.", P, "answer style", "Give detailed answers.",
+        expect="acknowledgement_only", careless=True),
+    one("zh-ack-thanks", "zh", "好的，谢谢", D, "部署流程", "部署前先跑测试", aliases=("deploy pipeline tests",),
+        expect="acknowledgement_only", careless=True),
+    Case("en-legit-adopt", "en",
+         (t("How should we version the API?", "I propose we version the API in the URL path, like /v2/users."),
+          t("Sounds good, let's do that.", "Recorded.")),
+         (c(D, "API versioning", "Version the API in the URL path.",
+            a(0, "I propose we version the API in the URL path"), u(1, "Sounds good, let's do that."),
+            origin="adopted_proposal"),),
+         legit=True, hits=(("API versioning", "API versioning"),)),
+    Case("zh-legit-adopt", "zh",
+         (t("错误应该怎么返回？", "我建议所有错误响应都使用 RFC 7807 格式。"), t("同意，就按这个方案定下来。", "好的。")),
+         (c(D, "错误响应格式", "所有错误响应都使用 RFC 7807 格式", a(0, "我建议所有错误响应都使用 RFC 7807 格式"),
+            u(1, "同意，就按这个方案定下来"), origin="adopted_proposal",
+            aliases=("problem details error format", "error responses")),),
+         legit=True, hits=(("error responses", "错误响应格式"),)),
+    Case("en-adopt-unsure", "en",
+         (t("What about old Pythons?", "I suggest we drop Python 3.8 support."), t("Should we? I'm not sure.", "ok")),
+         (c(D, "Python 3.8 support", "Drop Python 3.8 support.", a(0, "I suggest we drop Python 3.8 support."),
+            u(1, "Should we? I'm not sure."), origin="adopted_proposal", expect="undecided"),),
+         careless=True, forbidden=(D,)),
+    Case("en-adopted-discussion", "en", (t("Should we add a plugin system? Let's come back to it.", "Maybe."),),
+         (c(X, "plugin system", "Open question: add a plugin system?",
+            u(0, "Should we add a plugin system?"), origin="adopted_proposal", expect="discussion_origin"),),
+         careless=True, forbidden=(X,)),
+    # ------------------------------------------------------------------ assistant-only conclusions
+    Case("en-discussion-assistant-decided", "en",
+         (t("Should we switch to TOML? Not sure yet.", "We have decided: TOML it is."),),
+         (c(X, "config format", "TOML was chosen by the assistant; it is decided.",
+            u(0, "Should we switch to TOML?"), expect="assistant_conclusion"),),
+         careless=True, forbidden=(X,)),
+    Case("zh-discussion-assistant-decided", "zh",
+         (t("要不要把配置从 YAML 换成 TOML，还没想好。", "建议直接换成 TOML，已决定。"),),
+         (c(X, "配置格式", "已决定换成 TOML", u(0, "要不要把配置从 YAML 换成 TOML，还没想好"),
+            expect="assistant_conclusion"),),
+         careless=True, forbidden=(X,)),
+    Case("en-discussion-assistant-terms", "en",
+         (t("Should we add caching? Let's think about it later.", "Use Redis with a five minute TTL and LRU eviction."),),
+         (c(X, "caching", "Open: caching with Redis, LRU eviction and a five minute TTL.",
+            u(0, "Should we add caching?"), expect="assistant_conclusion"),),
+         careless=True, forbidden=(X,)),
+    Case("en-legit-discussion", "en",
+         (t("Should we split the monolith into services? Let's continue next week.", "It depends on the team."),),
+         (c(X, "monolith split", "Open question: split the monolith into services?",
+            u(0, "Should we split the monolith into services?")),),
+         legit=True, hits=(("split the monolith", "monolith split"),)),
+    Case("zh-legit-discussion", "zh",
+         (t("我在考虑要不要把配置从 YAML 换成 TOML，还没想好，下次继续讨论。", "TOML is simpler; I recommend switching now."),),
+         (c(X, "配置格式", "待讨论：配置是否从 YAML 换成 TOML", u(0, "要不要把配置从 YAML 换成 TOML，还没想好")),),
+         legit=True, hits=(("YAML or TOML", "配置格式"),)),
+    # ------------------------------------------------------------------ consolidation escalation
+    Case("en-consolidation-origin-escalation", "en", (t("From now on, all logs must be JSON.", "OK."),),
+         (c(D, "log format", "All logs must be JSON.", u(0, "From now on, all logs must be JSON.")),),
+         consolidate={"origin": "adopted_proposal"}, consolidation_rule="origin_escalation", careless=True),
+    Case("en-consolidation-kind-escalation", "en",
+         (t("Should we move secrets to a vault? Let's discuss later.", "OK."),),
+         (c(X, "secrets vault", "Open question: move secrets to a vault?", u(0, "Should we move secrets to a vault?")),),
+         consolidate={"kind": "project_decision"}, consolidation_rule="kind_escalation", forbidden=(D,)),
+    Case("en-consolidation-strength-escalation", "en", (t("I like tabs.", "OK."),),
+         (c(P, "tabs", "I like tabs.", u(0, "I like tabs.")),),
+         consolidate={"strength": "hard"}, consolidation_rule="strength_escalation"),
+    Case("en-consolidation-empty-subject", "en", (t("Never commit generated files.", "OK."),),
+         (c(P, "generated files", "Never commit generated files.", u(0, "Never commit generated files.")),),
+         consolidate={"subject": "???"}, consolidation_rule="empty_identity", careless=True,
+         hits=(("generated files", "generated files"),)),
+    Case("en-consolidation-discussion-conclusion", "en",
+         (t("Should we adopt GraphQL? Let's decide next sprint.", "REST is fine."),),
+         (c(X, "GraphQL", "Open question: adopt GraphQL?", u(0, "Should we adopt GraphQL?")),),
+         consolidate={"statement": "GraphQL was rejected; decided to stay on REST."},
+         consolidation_rule="assistant_conclusion", careless=True, hits=(("GraphQL", "GraphQL"),)),
+    Case("zh-consolidation-origin-escalation", "zh", (t("以后所有接口都必须返回 JSON。", "好的。"),),
+         (c(D, "接口格式", "以后所有接口都必须返回 JSON", u(0, "以后所有接口都必须返回 JSON"),
+            aliases=("api responses return json",)),),
+         consolidate={"origin": "adopted_proposal"}, consolidation_rule="origin_escalation", careless=True,
+         hits=(("api responses return json", "接口格式"),)),
+    # ------------------------------------------------------------------ empty identity and empty proof
+    one("en-empty-subject-zwsp", "en", "Always use tabs.", P, "\u200b", "Always use tabs.",
+        expect="empty_identity", careless=True),
+    one("en-empty-subject-question-marks", "en", "Always use tabs.", P, "???", "Always use tabs.",
+        expect="empty_identity", careless=True),
+    one("en-empty-subject-dashes", "en", "Always use tabs.", P, "---", "Always use tabs.",
+        expect="empty_identity", careless=True),
+    one("en-empty-subject-spaces", "en", "Always use tabs.", P, "   ", "Always use tabs.",
+        expect="empty_identity", careless=True),
+    one("zh-empty-statement", "zh", "以后都用 tab。", P, "缩进", "。。。", expect="empty_identity", careless=True),
+    one("en-whitespace-quote", "en", "Always use tabs.   Really.", P, "indentation", "Always use tabs.", "   ",
+        expect="quote_without_word", careless=True),
+    one("en-punctuation-quote", "en", "Always use tabs!!!", P, "indentation", "Always use tabs.", "!!!",
+        expect="quote_without_word", careless=True),
+    # ------------------------------------------------------------------ Chinese decisions' English aliases
+    Case("zh-alias-old", "zh", (t(ZH_SCHEMA, "好的。"),), (_schema(("old",)),),
+         repair=(_schema(("backward compatibility", "delete legacy schema")),),
+         violation="cjk_decision_needs_english_alias", careless=True,
+         hits=(("backward compatibility", "旧 memory schema"),)),
+    Case("zh-alias-legacy", "zh", (t(ZH_SCHEMA, "好的。"),), (_schema(("legacy",)),),
+         repair=(_schema(("backward compatibility",)),), violation="cjk_decision_needs_english_alias",
+         careless=True, hits=(("backward compatibility", "旧 memory schema"),)),
+    Case("zh-alias-copied", "zh", (t(ZH_SCHEMA, "好的。"),), (_schema(("memory schema",)),),
+         repair=(_schema(("backward compatibility", "delete legacy schema")),),
+         violation="cjk_decision_needs_english_alias", hits=(("delete legacy schema", "旧 memory schema"),)),
+    Case("zh-legit-alias-spec", "zh", (t(ZH_SCHEMA, "好的。"),), (_schema(("backward compatibility",)),),
+         legit=True, hits=(("backward compatibility", "旧 memory schema"),)),
+    one("zh-legit-alias-tabs", "zh", "项目统一用 tabs 缩进。", D, "缩进方式", "项目统一用 tabs 缩进",
+        aliases=("tab indentation", "use tabs everywhere"), legit=True, hits=(("tab indentation", "缩进方式"),)),
+    one("zh-legit-alias-json", "zh", "所有接口都必须返回 JSON。", D, "接口返回格式", "所有接口都必须返回 JSON",
+        aliases=("api returns json", "json responses"), legit=True, hits=(("json responses", "接口返回格式"),)),
+    # ------------------------------------------------------------------ the user's words off the meaning
+    one("en-off-meaning", "en", "I like short functions.", P, "indentation", "Use tabs for indentation.",
+        expect="off_meaning", careless=True),
+    one("zh-off-meaning", "zh", "我喜欢短小的函数。", P, "缩进", "缩进用 tab", expect="off_meaning", careless=True),
+    one("en-off-meaning-thanks", "en", "Thanks for explaining the parser.", P, "type hints",
+        "Always add type hints.", expect="off_meaning", careless=True),
+    # ------------------------------------------------------------------ inferred repetition (repair reviews)
+    Case("en-legit-inferred", "en", _reviews(), (_inferred(),), legit=True, hits=(("let", "let over var"),)),
+    Case("en-inferred-counter-example", "en",
+         _reviews(Turn("Keep var in src/d.js, it is intentional.", "Kept.", intent="patch_revise",
+                       paths=("src/d.js",), keys=("scan-2:F9",))),
+         (_inferred("inferred_counter_example"),), careless=True, forbidden=(P,)),
+    Case("zh-inferred-counter-example", "zh",
+         _reviews(Turn("这里保留 var，不要改。", "已保留。", intent="patch_revise", paths=("src/e.js",),
+                       keys=("scan-3:F2",))),
+         (_inferred("inferred_counter_example"),), careless=True, forbidden=(P,)),
+    Case("zh-repair-one-off", "zh",
+         (Turn("这里不要用 var，改成 let。", "已修改。", intent="patch_revise", paths=("src/a.js",), keys=("s:1",)),),
+         (c(P, "let 代替 var", "不要用 var，改成 let", u(0, "不要用 var，改成 let"), expect="one_off_scope"),),
+         forbidden=(P,)),
+    # ------------------------------------------------------------------ more legitimate forms
+    one("en-legit-dont-ever", "en", "Don't ever commit generated files.", P, "generated files",
+        "Don't commit generated files.", legit=True, hits=(("generated files", "generated files"),)),
+    one("mixed-legit-commit-english", "mixed", "以后 commit message 都用英文写。", P, "commit message 语言",
+        "以后 commit message 都用英文写", keywords=("commit message",), legit=True,
+        hits=(("commit message", "commit message 语言"),)),
+    one("en-legit-utc", "en", "In this project, all timestamps must be UTC.", D, "timestamps",
+        "All timestamps must be UTC.", strength="hard", legit=True, hits=(("timestamps", "timestamps"),)),
+    one("en-legit-snake-case", "en", "Please use snake_case for all Python function names.", P,
+        "function naming", "Use snake_case for Python function names.", legit=True,
+        hits=(("snake_case", "function naming"),)),
+    one("en-legit-keep-supporting", "en", "We'll keep supporting Python 3.9 until 2026.", D, "Python 3.9 support",
+        "Keep supporting Python 3.9 until 2026.", legit=True, hits=(("Python 3.9 support", "Python 3.9 support"),)),
+    one("en-legit-changelog", "en", "From now on, every PR needs a changelog entry.", D, "changelog entries",
+        "Every PR needs a changelog entry.", strength="hard", legit=True, hits=(("changelog entries", "changelog entries"),)),
+    one("zh-legit-buyao-print", "zh", "不要用 print 调试，用 logging。", P, "调试日志", "不要用 print 调试，用 logging",
+        keywords=("logging",), legit=True, hits=(("logging", "调试日志"),)),
+    one("mixed-legit-pytest", "mixed", "测试统一用 pytest，不要用 unittest。", D, "测试框架",
+        "测试统一用 pytest，不要用 unittest", aliases=("use pytest not unittest", "test framework"), legit=True,
+        hits=(("test framework", "测试框架"),)),
+    Case("en-fact-beside-intent", "en",
+         (t("pom.xml currently pins Jackson 2.15; from now on we upgrade dependencies every month.", "Noted."),),
+         (c(D, "Jackson version", "Jackson is pinned to 2.15.", u(0, "pom.xml currently pins Jackson 2.15"),
+            expect="code_fact"),
+          c(D, "dependency upgrades", "Upgrade dependencies every month.",
+            u(0, "from now on we upgrade dependencies every month"))),
+         careless=True, hits=(("dependency upgrades", "dependency upgrades"),), misses=("Jackson",)),
+    one("en-legit-do-not", "en", "Do not use eval.", P, "eval usage", "Do not use eval.", legit=True,
+        hits=(("eval usage", "eval usage"),)),
+    one("en-legit-should-target", "en", "Tests should target the public API.", P, "test scope",
+        "Tests should target the public API.", legit=True, trap=True, hits=(("test scope", "test scope"),)),
+    one("en-legit-kind-of", "en", "This kind of error must be logged.", D, "error logging",
+        "This kind of error must be logged.", legit=True, trap=True, hits=(("error logging", "error logging"),)),
+    one("en-task-request", "en", "Could you fix the bug in the parser?", P, "parser bugs", "Fix parser bugs.",
+        expect="user_question", careless=True),
+    one("mixed-legit-snake-case-api", "mixed", "以后 API 返回值统一用 snake_case 字段。", D, "API 字段命名",
+        "以后 API 返回值统一用 snake_case 字段", aliases=("snake_case api fields", "response field naming"),
+        legit=True, hits=(("response field naming", "API 字段命名"),)),
+    one("zh-legit-sql-params", "zh", "所有 SQL 都必须参数化，不要拼接字符串。", D, "SQL 参数化",
+        "所有 SQL 都必须参数化，不要拼接字符串", aliases=("parameterized sql", "no string concatenation"),
+        legit=True, hits=(("parameterized sql", "SQL 参数化"),)),
+    one("mixed-legit-pytest-before-commit", "mixed", "commit 之前必须跑 pytest。", P, "commit 前测试",
+        "commit 之前必须跑 pytest", keywords=("pytest",), legit=True, hits=(("pytest", "commit 前测试"),)),
+    one("mixed-code-fact-django", "mixed", "我们现在用的是 Django 4.2。", D, "Django 版本", "项目使用 Django 4.2",
+        aliases=("django framework version",), expect="code_fact", careless=True),
+    one("mixed-code-fact-dockerfile", "mixed", "目前 Dockerfile 里的 base image 是 python:3.11-slim。", D,
+        "base image", "base image 使用 python:3.11-slim", aliases=("docker base image choice",),
+        expect="code_fact", careless=True),
+    one("mixed-undecided-ci", "mixed", "要不要把 CI 从 Travis 换成 GitHub Actions？", D, "CI 平台",
+        "CI 使用 GitHub Actions", aliases=("move ci to github actions",), expect="undecided", careless=True),
+    one("mixed-one-off-pr", "mixed", "这次的 PR 先不加 changelog。", D, "changelog", "PR 不加 changelog",
+        aliases=("skip changelog entries",), expect="one_off_scope"),
+    one("mixed-legit-ok-with-content", "mixed", "OK，就用 uv 吧。", D, "包管理工具", "用 uv 管理依赖",
+        aliases=("use uv for dependencies", "package manager"), keywords=("uv",), legit=True,
+        hits=(("package manager", "包管理工具"),)),
+    one("zh-hedge-try", "zh", "我觉得可以用 uv 试试。", P, "包管理工具", "用 uv 管理依赖", keywords=("uv",),
+        expect="hedged", careless=True),
+    one("mixed-legit-ruff", "mixed", "用 ruff 替代 flake8，以后都这样。", D, "linter", "用 ruff 替代 flake8",
+        aliases=("replace flake8 with ruff", "linter choice"), legit=True, hits=(("linter choice", "linter"),)),
+    one("en-hedge-guess", "en", "I guess tabs are fine.", P, "tabs", "Use tabs.", expect="hedged", careless=True),
+    one("en-legit-i-think-should", "en", "I think we should always pin dependencies.", D, "dependency pinning",
+        "Always pin dependencies.", legit=True, hits=(("dependency pinning", "dependency pinning"),)),
+    # ------------------------------------------------------------------ revisions
+    Case("en-revision", "en",
+         (t("Use YAML for config files.", "OK."), t("Actually, from now on config files must be TOML.", "OK.")),
+         (c(D, "config format", "Use YAML for config files.", u(0, "Use YAML for config files.")),
+          Cand(at=1, kind=D, subject="config format", statement="Config files must be TOML.",
+               src=(u(1, "from now on config files must be TOML"),))),
+         items=(D,), legit=True, revisions={"config format": 2}, hits=(("config format", "config format"),)),
+    Case("zh-revision", "zh",
+         (t("日志统一用纯文本。", "好的。"), t("改一下：以后日志都用 JSON。", "好的。")),
+         (c(D, "日志格式", "日志统一用纯文本", u(0, "日志统一用纯文本"), aliases=("plain text logs", "log format")),
+          Cand(at=1, kind=D, subject="日志格式", statement="以后日志都用 JSON", src=(u(1, "以后日志都用 JSON"),),
+               aliases=("json logs", "log format"))),
+         items=(D,), legit=True, revisions={"日志格式": 2}, hits=(("json logs", "日志格式"),)),
+    Case("zh-revision-refused-one-off", "zh",
+         (t("日志统一用 JSON。", "好的。"), t("这次日志先用纯文本。", "好的。")),
+         (c(D, "日志格式", "日志统一用 JSON", u(0, "日志统一用 JSON"), aliases=("json logs", "log format")),
+          Cand(at=1, kind=D, subject="日志格式", statement="日志用纯文本", src=(u(1, "这次日志先用纯文本"),),
+               aliases=("plain text logs", "log format"), expect="one_off_scope")),
+         revisions={"日志格式": 1}, hits=(("json logs", "日志格式"),)),
+)
