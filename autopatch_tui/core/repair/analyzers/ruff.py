@@ -5,8 +5,13 @@ The rule selection is ours (`DEFAULT_SELECT` minus `DEFAULT_IGNORE`, or the user
 repository's own Ruff configuration, which Ruff finds as usual (pyproject.toml, ruff.toml,
 .ruff.toml): per-file ignores, excludes (`--force-exclude` applies them to the files we name),
 target version. `# noqa` comments are honoured. Ruff never writes its cache into the repository
-(`--no-cache`) and never fixes anything. A file Ruff cannot parse is reported as unparsed, not as
-a finding."""
+(`--no-cache`) and never fixes anything. A file Ruff cannot parse or read (`invalid-syntax`,
+E902) is reported as unparsed, not as a finding.
+
+Ruff can crash on a hostile file (a stack overflow on a deeply nested expression aborts the whole
+process). A crashed run is split in halves and re-run, so the file that crashes it ends up as
+unparsed and the others are still analyzed; a tool that crashes on everything is reported as
+failed (`MAX_CRASH_RUNS` bounds the search)."""
 
 from __future__ import annotations
 
@@ -34,7 +39,15 @@ NAME = "ruff"
 DEFAULT_SELECT = ("S", "B", "BLE", "F")
 # style rather than defects: assert in tests, unused imports and variables, star imports
 DEFAULT_IGNORE = ("S101", "F401", "F403", "F405", "F841")
-_SYNTAX = ("invalid-syntax", "E999", "", None)
+_SYNTAX = ("invalid-syntax", "E999", "E902", "", None)
+_ALWAYS = ("E902",)  # an unreadable file is reported in the JSON (as unparsed), not only on stderr
+MAX_CRASH_RUNS = 64
+
+
+def crashed(returncode: int) -> bool:
+    """A signal (abort on stack overflow), a Rust panic (101) or a shell-reported signal (≥128);
+    exit 2 is Ruff's own clean failure (bad configuration, bad arguments)."""
+    return returncode < 0 or returncode == 101 or returncode >= 128
 
 
 def find_ruff() -> str | None:
@@ -66,7 +79,7 @@ class RuffAnalyzer:
 
     def argv(self, binary: str, files: list[str]) -> list[str]:
         argv = [binary, "check", "--output-format", "json", "--no-cache", "--no-fix", "--exit-zero",
-                "--force-exclude", "--select", ",".join(self.select)]
+                "--force-exclude", "--select", ",".join(dict.fromkeys(self.select + _ALWAYS))]
         if self.ignore:
             argv += ["--ignore", ",".join(self.ignore)]
         return argv + ["--", *files]
@@ -76,13 +89,34 @@ class RuffAnalyzer:
         if binary is None:
             raise AnalyzerError("ruff is not installed (pip install ruff)")
         result = Analysis()
+        self._runs = 0
         for chunk in file_args(files):
-            output = run_tool(NAME, self.argv(binary, chunk), cwd=repo, timeout=self.timeout)
-            if output.returncode != 0:
-                raise failed(NAME, output)
-            self._parse(repo, output.stdout, result)
+            if not self._run(repo, binary, chunk, result):
+                raise self._crash
         result.unparsed = sorted(set(result.unparsed))
         return result
+
+    def _run(self, repo: Path, binary: str, chunk: list[str], result: Analysis) -> bool:
+        """Analyze `chunk`; on a crash, its halves. False when no file of it could be analyzed."""
+        self._runs += 1
+        output = run_tool(NAME, self.argv(binary, chunk), cwd=repo, timeout=self.timeout)
+        if output.returncode == 0:
+            self._parse(repo, output.stdout, result)
+            return True
+        if not crashed(output.returncode):
+            raise failed(NAME, output)
+        self._crash = failed(NAME, output)
+        if len(chunk) == 1:
+            path = relative(repo, chunk[0])
+            if path is not None:
+                result.unparsed.append(path)
+            return False
+        if self._runs + 2 > MAX_CRASH_RUNS:
+            raise self._crash
+        mid = len(chunk) // 2
+        first = self._run(repo, binary, chunk[:mid], result)
+        second = self._run(repo, binary, chunk[mid:], result)
+        return first or second
 
     def _parse(self, repo: Path, stdout: bytes, result: Analysis) -> None:
         try:
