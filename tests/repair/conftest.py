@@ -23,6 +23,15 @@ MESSAGES = {  # ruff 0.17's messages (the pinned range)
 }
 
 
+def fake_tool(folder: Path, name: str, body: str) -> str:
+    """An executable shell script standing in for an analyzer binary; its path."""
+    path = folder / "bin" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body + "\n", encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
 def write(repo: Path, rel: str, text: str) -> Path:
     path = repo / rel
     path.parent.mkdir(parents=True, exist_ok=True)
