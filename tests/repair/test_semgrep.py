@@ -1,11 +1,16 @@
-"""The Semgrep adapter on the real binary, on one mixed repository (Java, JavaScript, TypeScript,
-Go, Python; suppressions; a file that does not parse) scanned once for the whole module: Semgrep
-starts slowly, so every test reads the same report. The rule pack's own positive and negative
-cases run in test_semgrep_rules.py."""
+"""The Semgrep adapter and our rule pack on the real binary. Semgrep starts slowly, so it runs
+once, in one test: on a mixed repository (Java, JavaScript, TypeScript, Go, Python; suppressions;
+a git-ignored file; a file that does not parse) that also holds the rule pack's cases from
+tests/repair/semgrep_rules/ (semgrep's `--test` format: `// ruleid: ID` marks the next line as a
+finding, `// ok: ID` as none) — every rule must find exactly its annotated lines. The other tests
+use stand-in binaries."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import re
+import shutil
 
 import pytest
 
@@ -47,23 +52,40 @@ public class App {
 APP_JS = "function run(code) {\n  return eval(code);\n}\n"
 VIEW_TS = "export function show(el: HTMLElement, html: string): void {\n  el.innerHTML = html;\n}\n"
 MAIN_GO = 'package main\n\nimport "crypto/md5"\n\nfunc main() {\n\t_ = md5.Sum([]byte("x"))\n}\n'
+CASES = Path(__file__).parent / "semgrep_rules"
+ANNOTATION = re.compile(r"//\s*(ruleid|ok):\s*([A-Za-z0-9_.-]+)\s*$")
 BROKEN_JAVA = "class Broken {\n    void f( {\n        MessageDigest.getInstance(\"MD5\");\n}\n"
 IGNORED_JAVA = 'class Gen {\n    Object r = new java.util.Random();\n}\n'
 
 
-@pytest.fixture(scope="module")
-def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ScanReport]:
-    repo = make_git_repo(tmp_path_factory.mktemp("mixed") / "project")
+def annotated(folder: Path) -> tuple[set[tuple[str, int, str]], dict[str, set[str]]]:
+    """The findings the case files expect — (file, line, rule) — and each rule's annotation kinds."""
+    expected: set[tuple[str, int, str]] = set()
+    kinds: dict[str, set[str]] = {}
+    for f in sorted(folder.iterdir()):
+        for n, text in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            m = ANNOTATION.search(text)
+            if m:
+                kinds.setdefault(m.group(2), set()).add(m.group(1))
+                if m.group(1) == "ruleid":
+                    expected.add((f.name, n + 1, m.group(2)))
+    return expected, kinds
+
+
+def mixed_repo(root: Path) -> Path:
+    repo = make_git_repo(root / "project")
     write(repo, "src/main/java/app/App.java", APP_JAVA)
     write(repo, "web/app.js", APP_JS)
     write(repo, "web/view.ts", VIEW_TS)
     write(repo, "svc/main.go", MAIN_GO)
     write(repo, "tools/hash.py", "import hashlib\n\n\ndef h(b):\n    return hashlib.md5(b)\n")
+    # a multi-line finding is silenced on the line Ruff reports it at (`except`), not on `pass`
     write(repo, "tools/quiet.py", SWALLOW.replace("    except:\n", "    except:  # noqa: S110\n"))
     write(repo, "broken/Broken.java", BROKEN_JAVA)
     write(repo, "gen/Gen.java", IGNORED_JAVA)
     write(repo, ".gitignore", "gen/\n")  # git-ignored, but inside the audit's scope: still audited
-    return repo, Scanner(repo).scan()
+    shutil.copytree(CASES, repo / "cases")
+    return repo
 
 
 def rows(report: ScanReport) -> list[tuple[str, int, str, str]]:
@@ -74,12 +96,16 @@ def test_semgrep_is_installed_with_the_package() -> None:
     assert find_semgrep() is not None
 
 
-def test_one_audit_covers_every_language_with_its_analyzer(mixed: tuple[Path, ScanReport]) -> None:
-    _, report = mixed
+def test_semgrep_audits_a_mixed_repository_and_each_rule_finds_exactly_its_cases(tmp_path: Path) -> None:
+    repo = mixed_repo(tmp_path)
+    report = Scanner(repo).scan()
     assert report.analyzers == ["ruff", "semgrep"] and report.errors == []
-    assert report.files == 8
-    assert report.languages == {"java": 3, "javascript": 1, "typescript": 1, "go": 1, "python": 2}
-    assert rows(report) == [
+    assert report.files == 12
+    assert report.languages == {"java": 4, "javascript": 2, "typescript": 2, "go": 2, "python": 2}
+    assert [f.id for f in report.findings] == [f"F{n}" for n in range(1, len(report.findings) + 1)]
+
+    # every language with its analyzer; git-ignored gen/ is audited (it is in the scope)
+    assert [r for r in rows(report) if not r[0].startswith("cases/")] == [
         ("gen/Gen.java", 2, "java.insecure-random", "semgrep"),
         ("src/main/java/app/App.java", 10, "java.constructor-missing-null-check", "semgrep"),
         ("src/main/java/app/App.java", 14, "java.weak-md5", "semgrep"),
@@ -89,38 +115,35 @@ def test_one_audit_covers_every_language_with_its_analyzer(mixed: tuple[Path, Sc
         ("web/app.js", 2, "js.eval-dynamic-code", "semgrep"),
         ("web/view.ts", 2, "js.inner-html-assignment", "semgrep"),
     ]
-    assert [f.id for f in report.findings] == [f"F{n}" for n in range(1, 9)]
+    # suppressions: nosemgrep with and without a rule ID (App.java 18 and 22), noqa (tools/quiet.py)
+    assert not {("src/main/java/app/App.java", 18), ("src/main/java/app/App.java", 22)} & {
+        (f.path, f.line) for f in report.findings}
+    assert not any(f.path == "tools/quiet.py" for f in report.findings)
 
-
-def test_nosemgrep_and_noqa_comments_silence_their_lines(mixed: tuple[Path, ScanReport]) -> None:
-    _, report = mixed
-    lines = {(f.path, f.line) for f in report.findings}
-    assert ("src/main/java/app/App.java", 18) not in lines  # nosemgrep: java.weak-md5
-    assert ("src/main/java/app/App.java", 22) not in lines  # bare nosemgrep
-    assert not any(f.path == "tools/quiet.py" for f in report.findings)  # noqa: S110
-
-
-def test_a_semgrep_finding_keeps_its_rule_id_span_severity_and_reference(mixed: tuple[Path, ScanReport]) -> None:
-    _, report = mixed
-    md5 = next(f for f in report.findings if f.check_id == "java.weak-md5")
+    # a Semgrep finding keeps its rule ID (never a path-derived prefix), span, severity, reference
+    md5 = next(f for f in report.findings if f.check_id == "java.weak-md5" and f.path.startswith("src/"))
     assert (md5.line, md5.column, md5.end_line, md5.end_column) == (14, 16, 14, 48)
     assert md5.severity == "warning" and md5.url == "https://cwe.mitre.org/data/definitions/328.html"
-    assert md5.message.startswith("MD5 is a broken hash function")
-    assert {f.check_id for f in report.findings if f.tool == "semgrep"} <= rule_ids()
+    assert md5.message.startswith("MD5 is a broken hash function") and md5.tool == "semgrep"
     js = next(f for f in report.findings if f.check_id == "js.eval-dynamic-code")
-    assert js.severity == "error"
     equals = next(f for f in report.findings if f.check_id == "java.equals-literal-order")
-    assert equals.severity == "info" and equals.url == ""
+    assert (js.severity, equals.severity, equals.url) == ("error", "info", "")
 
-
-def test_a_file_that_does_not_parse_is_unparsed_not_guessed_at(mixed: tuple[Path, ScanReport]) -> None:
-    _, report = mixed
+    # a file that does not parse is unparsed, not guessed at
     assert report.unparsed == ["broken/Broken.java"]
     assert not any(f.path == "broken/Broken.java" for f in report.findings)
+
+    # the rule pack: each rule finds exactly the lines its cases mark, no more, no fewer
+    expected, kinds = annotated(CASES)
+    got = {(Path(f.path).name, f.line, f.check_id) for f in report.findings if f.path.startswith("cases/")}
+    assert got == expected
+    assert set(kinds) == set(rule_ids()) and all(k == {"ruleid", "ok"} for k in kinds.values()), kinds
 
 
 def test_the_rule_pack_is_package_data_next_to_the_adapter() -> None:
     assert sorted(p.name for p in RULES_DIR.glob("*.yml")) == ["go.yml", "java.yml", "javascript.yml"]
+    for rules in RULES_DIR.glob("*.yml"):  # `semgrep --test` pairs java.yml with the cases java.*
+        assert list(CASES.glob(rules.stem + ".*")), rules.name
     assert {"java.weak-md5", "java.insecure-random", "java.optional-get-without-check", "java.equals-literal-order",
             "java.unclosed-file-stream", "java.constructor-missing-null-check"} <= rule_ids()
 
