@@ -92,7 +92,9 @@ def test_audit_apply_revise_and_new_closes_the_audit(repo, llm_stub):
             await type_and_send(pilot, "/patch show F1")
             await wait_idle(pilot, app)
             assert "+        return ''" in answers(app)[-1]
-            assert "Applied the patch for F1 to io.py." in await run_command(pilot, app, "/patch apply F1")
+            applied = await run_command(pilot, app, "/patch apply F1")
+            assert "Applied the patch for F1 to io.py." in applied
+            assert "Verified: S110 is resolved (ruff)." in applied  # Ruff re-checked the changed file
             assert (repo / "io.py").read_text(encoding="utf-8").endswith(REVISED)
             assert "F1 has no pending patch (it is applied)" in await run_command(pilot, app, "/patch apply F1")
             assert "The open audit was closed" in await run_command(pilot, app, "/new")

@@ -28,7 +28,7 @@ from autopatch_tui.core.errors import AutopatchError
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 MAX_OUTPUT_BYTES = 32_000_000
-MAX_ARGV_CHARS = 100_000  # file arguments per run; more files run in several chunks
+MAX_ARGV_CHARS = 400_000  # file arguments per run (ARG_MAX is 2 MB on Linux); more run in chunks
 _STDERR_TAIL_BYTES = 4_096
 _MAX_REASON_CHARS = 200
 _POLL_SECONDS = 0.02
