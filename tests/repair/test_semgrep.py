@@ -170,3 +170,18 @@ def test_a_failing_semgrep_is_reported_in_one_line(tmp_path: Path, body: str, me
     with pytest.raises(Exception) as info:
         SemgrepAnalyzer(binary=fake_tool(tmp_path, "semgrep", body)).analyze(repo, ["A.java"])
     assert str(info.value) == message
+
+
+def test_a_file_semgrep_reports_as_unparseable_is_unparsed_and_a_warning_is_not(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path / "r")
+    write(repo, "A.java", "class A {}\n")
+    write(repo, "B.java", "class B {}\n")
+    out = ('{"results": [{"check_id": "tmp.rules.java.weak-md5", "path": "B.java", "start": {"line": 1, "col": 1}, '
+           '"end": {"line": 1, "col": 5}, "extra": {"message": "m", "severity": "WARNING", "metadata": {}}}], '
+           '"errors": [{"level": "error", "type": "Syntax error", "path": "A.java", "message": "x"}, '
+           '{"level": "warn", "type": "PartialParsing", "path": "B.java", "message": "y"}]}')
+    analysis = SemgrepAnalyzer(binary=fake_tool(tmp_path, "semgrep", f"echo '{out}'\nexit 3")).analyze(
+        repo, ["A.java", "B.java"])
+    assert analysis.unparsed == ["A.java"]
+    # a rule ID with a path-derived prefix (an older Semgrep) is mapped back to our rule's ID
+    assert [(f.path, f.rule_id, f.line, f.end_column) for f in analysis.findings] == [("B.java", "java.weak-md5", 1, 5)]

@@ -41,6 +41,8 @@ func errors(path string) int {
 		return -1
 	}
 	// ok: go.ignored-error
+	_ = n
+	// ok: go.ignored-error
 	m, err := strconv.Atoi(path)
 	if err != nil {
 		return -1

@@ -49,6 +49,9 @@ class Fixtures {
         MessageDigest lower = java.security.MessageDigest.getInstance("md5");
         // ok: java.weak-md5
         MessageDigest strong = MessageDigest.getInstance("SHA-256");
+        String alg = "SHA-512";
+        // ok: java.weak-md5
+        MessageDigest chosen = MessageDigest.getInstance(alg);
         return strong.digest(data);
     }
 
@@ -74,7 +77,25 @@ class Fixtures {
         java.util.Map<String, String> map = new java.util.HashMap<>();
         // ok: java.optional-get-without-check
         String d = map.get("k");
-        return a + c + d;
+        // ok: java.optional-get-without-check
+        String e = maybe.orElse("none");
+        return a + c + d + e;
+    }
+
+    String guarded(Optional<String> value) {
+        if (!value.isPresent()) {
+            return "";
+        }
+        // ok: java.optional-get-without-check
+        return value.get();
+    }
+
+    String guardedEmpty(Optional<String> value) {
+        if (value.isEmpty()) {
+            return "";
+        }
+        // ok: java.optional-get-without-check
+        return value.get();
     }
 
     boolean equalities(String input) {
@@ -84,7 +105,9 @@ class Fixtures {
         boolean b = "yes".equals(input);
         // ok: java.equals-literal-order
         boolean c = input.equals(name);
-        return a || b || c;
+        // ok: java.equals-literal-order
+        boolean d = "a".equals("b");
+        return a || b || c || d;
     }
 
     int streams(String path) throws IOException {
@@ -101,6 +124,18 @@ class Fixtures {
         } catch (IOException e) {
             first = -1;
         }
+        // ok: java.unclosed-file-stream
+        FileInputStream managed = new FileInputStream(path);
+        try {
+            first += managed.read();
+        } finally {
+            managed.close();
+        }
         return first;
+    }
+
+    FileInputStream open(String path) throws IOException {
+        // ok: java.unclosed-file-stream
+        return new FileInputStream(path);
     }
 }

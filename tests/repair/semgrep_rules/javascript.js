@@ -9,6 +9,8 @@ function run(userCode, el, data) {
   const f = new Function("a", userCode);
   // ok: js.eval-dynamic-code
   JSON.parse(data);
+  // ok: js.eval-dynamic-code
+  const r = interpreter.eval(userCode);
 
   // ruleid: js.weak-md5
   const h = crypto.createHash("md5");
@@ -21,12 +23,14 @@ function run(userCode, el, data) {
   el.innerHTML = "<b>static</b>";
   // ok: js.inner-html-assignment
   el.textContent = data;
+  // ruleid: js.inner-html-assignment
+  el.innerHTML = `<b>${data}</b>`;
 
   // ruleid: js.insecure-random-token
   const sessionToken = Math.random().toString(36);
   // ok: js.insecure-random-token
   const jitter = Math.random() * 100;
-  return [f, h, s, sessionToken, jitter];
+  return [f, h, s, r, sessionToken, jitter];
 }
 
 module.exports = { run };
