@@ -59,7 +59,8 @@ JAVA_CLEAN = """
     }}
 """
 JAVA_RISKY = [
-    '\n    byte[] digest{n}(byte[] d) throws Exception {{\n        return MessageDigest.getInstance("MD5").digest(d);\n    }}\n',
+    '\n    byte[] digest{n}(byte[] d) throws Exception {{\n'
+    '        return MessageDigest.getInstance("MD5").digest(d);\n    }}\n',
     "\n    int roll{n}() {{\n        return new Random().nextInt(6);\n    }}\n",
     '\n    boolean admin{n}(String role) {{\n        return role.equals("admin");\n    }}\n',
     "\n    int first{n}(String path) throws IOException {{\n        FileInputStream in = new FileInputStream(path);\n"
@@ -162,9 +163,10 @@ def new_scan(repo: Path, only: str) -> Callable[[], tuple[int, int]]:
 
 def row(name: str, m: dict[str, float], base: dict[str, float] | None) -> list[object]:
     cpu = m["own"] + m["children"]
-    ratio = "—" if base is None else f"{m['wall'] / base['wall']:.1f}x wall, {cpu / (base['own'] + base['children']):.1f}x CPU"
-    return [name, int(m["files"]), int(m["findings"]), f"{m['wall']:.2f} s", f"{m['own']:.2f} s", f"{m['children']:.2f} s",
-            f"{m['files'] / m['wall']:.0f}", ratio]
+    base_cpu = 0.0 if base is None else base["own"] + base["children"]
+    ratio = "—" if base is None else f"{m['wall'] / base['wall']:.1f}x wall, {cpu / base_cpu:.1f}x CPU"
+    return [name, int(m["files"]), int(m["findings"]), f"{m['wall']:.2f} s", f"{m['own']:.2f} s",
+            f"{m['children']:.2f} s", f"{m['files'] / m['wall']:.0f}", ratio]
 
 
 def main() -> None:
@@ -184,7 +186,8 @@ def main() -> None:
         base = measure(lambda: old_scan(py))
         ruff = measure(new_scan(py, "ruff"))
         semgrep = measure(new_scan(java, "semgrep"))
-        table(["scan", "files", "findings", "wall", "CPU (this process)", "CPU (analyzers)", "files/s", "vs old scanner"],
+        table(["scan", "files", "findings", "wall", "CPU (this process)", "CPU (analyzers)", "files/s",
+               "vs old scanner"],
               [row("old built-in AST scanner, Python tree", base, None),
                row("Ruff via Scanner, Python tree", ruff, base),
                row("Semgrep via Scanner, Java tree", semgrep, base)])

@@ -46,7 +46,8 @@ def test_typescript_is_not_parsed_as_javascript_nor_tsx_as_plain_typescript() ->
 
 
 def test_the_error_names_the_line() -> None:
-    assert syntax_error("A.java", "class A {\n\n    void f() {\n        int x = ;\n    }\n}\n") == "line 4: unexpected text"
+    broken = "class A {\n\n    void f() {\n        int x = ;\n    }\n}\n"
+    assert syntax_error("A.java", broken) == "line 4: unexpected text"
     assert syntax_error("a.py", "x = 1\n\nif x\n    pass\n").startswith("line 3:")
 
 
@@ -57,7 +58,8 @@ def test_other_files_and_files_that_never_parsed_are_not_held_against_a_draft() 
 
 
 def java_finding(repo: Path) -> Finding:
-    write(repo, "src/A.java", 'class A {\n    String f(String s) {\n        return s.equals("x") ? "y" : "z";\n    }\n}\n')
+    write(repo, "src/A.java",
+          'class A {\n    String f(String s) {\n        return s.equals("x") ? "y" : "z";\n    }\n}\n')
     return Finding("F1", "src/A.java", 3, "java.equals-literal-order", "m", tool="semgrep")
 
 
