@@ -13,10 +13,18 @@ import pytest
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.repair.analyzers import ruff as ruff_module
 from autopatch_tui.core.repair.findings import REVIEW, REVIEW_CHECK_ID, Finding
-from autopatch_tui.core.repair.patching import make_draft
+from autopatch_tui.core.repair.patching import Edit, make_draft
 from autopatch_tui.core.repair.workflows import RepairService
-from autopatch_tui.core.repair.workspace import APPLIED, DISCARDED, PATCHED, RESOLVED, STALE, AuditWorkspace, \
-    ReviewState, WorkspaceError
+from autopatch_tui.core.repair.workspace import (
+    APPLIED,
+    DISCARDED,
+    PATCHED,
+    RESOLVED,
+    STALE,
+    AuditWorkspace,
+    ReviewState,
+    WorkspaceError,
+)
 from tests.repair.conftest import fake_tool, write
 from tests.repair.helpers import FREE_TEXT, Patcher, first_requests, propose, tool_results, turns, user_message
 
@@ -172,3 +180,23 @@ def test_a_java_audit_drafts_semgrep_findings_and_the_apply_is_verified_by_semgr
     assert 'MessageDigest.getInstance("SHA-256")' in (repo / "src" / "Tokens.java").read_text()
     assert ws.get("F1").verification == RESOLVED
     assert "— patch applied, verified: java.weak-md5 is resolved (semgrep)" in repair.summary()
+
+
+@pytest.mark.parametrize(("old", "new", "moves", "span"), [
+    # replaced lines 2-3 by one line: line 1 stays, 2-3 were inside, 4 → 3
+    ("b\nc\n", "x\n", {1: 1, 2: None, 3: None, 4: 3}, [2]),
+    # a text inside one line grows to three lines: the lines after move down by two
+    ("b", "b1\nb2\nb3", {1: 1, 2: None, 3: 5}, [2, 3, 4]),
+    # whole lines deleted: nothing of the new text is left on a line of its own
+    ("b\nc\n", "", {1: 1, 2: None, 3: None, 4: 2}, [2]),
+])
+def test_an_edit_maps_the_lines_of_the_file_before_to_the_file_after(old: str, new: str, moves: dict,
+                                                                     span: list) -> None:
+    before = "a\nb\nc\nd\n"
+    edit = Edit.of(before, before.index(old), old, new)
+    assert {line: edit.moved(line) for line in moves} == moves
+    assert list(edit.new_span) == span
+    after = before.replace(old, new, 1).split("\n")
+    for line, moved in moves.items():  # a line outside the edit really is at its new place
+        if moved is not None:
+            assert after[moved - 1] == before.split("\n")[line - 1]
