@@ -7,15 +7,14 @@ use stand-in binaries."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
 from autopatch_tui.core.repair.analyzers.semgrep import RULES_DIR, SemgrepAnalyzer, find_semgrep, rule_ids
-from autopatch_tui.core.repair.scanner import ScanReport, Scanner
+from autopatch_tui.core.repair.scanner import Scanner, ScanReport
 from tests.repair.conftest import SWALLOW, fake_tool, write
 from tests.support.fixtures import make_git_repo
 

@@ -41,7 +41,7 @@ from autopatch_tui.core.repair.patching import (
     make_draft,
     read_text,
 )
-from autopatch_tui.core.repair.scanner import Scanner, ScanError
+from autopatch_tui.core.repair.scanner import ScanError, Scanner
 from autopatch_tui.core.repair.summary import apply_text, audit_summary, patch_text, revise_summary
 from autopatch_tui.core.repair.tools import RepairToolBox, repair_toolbox
 from autopatch_tui.core.repair.workspace import (
