@@ -8,9 +8,10 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError, field_validator
 
 from autopatch_tui.core.constants import (
     APP_NAME,
@@ -37,6 +38,9 @@ ENV_MAP = {
 }
 
 
+RUFF_CODE = r"^(ALL|[A-Z]{1,8}[0-9]{0,4})$"  # a Ruff rule code or prefix: "S", "B006", "BLE001", "ALL"
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -56,6 +60,10 @@ class Settings(BaseModel):
     llm_max_retries: int = Field(default=2, ge=0, le=10)
     theme: str = "textual-dark"
     keymap: dict[str, str] = Field(default_factory=dict)
+    # /audit: Ruff's rule selection (None: the curated default, docs/repair.md) and the analyzers' time bound
+    audit_ruff_select: list[Annotated[str, StringConstraints(pattern=RUFF_CODE)]] | None = None
+    audit_ruff_ignore: list[Annotated[str, StringConstraints(pattern=RUFF_CODE)]] | None = None
+    audit_timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
 
     @field_validator("llm_base_url", "llm_model", "memory_model", mode="before")
     @classmethod

@@ -35,7 +35,7 @@ from autopatch_tui.core.repair.workspace import (
 )
 from tests.repair.conftest import CLEAN, MUTABLE, SWALLOW, write
 
-F1 = Finding("F1", "pkg/load.py", 4, "APJ-PY001", "swallows")
+F1 = Finding("F1", "pkg/load.py", 4, "S110", "swallows", tool="ruff")
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ def test_a_draft_needs_a_readable_file_inside_the_repository(repo: Path, tmp_pat
     cases = {"../outside.py": "leaves the repository", "gone.py": "not a file", "folder.py": "not a file",
              "bin.py": "cannot be read as UTF-8", ".git/config": ".git/ is not readable"}
     for path, message in cases.items():
-        f = Finding("F1", path, 1, "APJ-PY002", "m")
+        f = Finding("F1", path, 1, "S307", "m")
         with pytest.raises(DraftError, match=message):
             make_draft(repo, f, finding_id="F1", old_text="x", new_text="y")
 
@@ -240,7 +240,7 @@ def test_report_finding_is_bounded(repo: Path) -> None:
 # --- workspace and review state ---------------------------------------------------------------
 
 def test_workspace_states_move_open_to_patched_or_failed_then_applied_or_discarded(repo: Path) -> None:
-    write(repo, "a.py", SWALLOW + MUTABLE + "eval(x)\n")
+    write(repo, "a.py", SWALLOW + MUTABLE + "eval('1')\n")
     ws = workspace(repo)
     assert [s.finding.id for s in ws.findings()] == ["F1", "F2", "F3"]
     assert ws.evidence_key("F2") == "scan_t:F2"

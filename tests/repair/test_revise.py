@@ -68,7 +68,7 @@ def test_explain_saves_the_models_answer(repo: Path, repair, audited, llm_stub) 
     request = llm_stub.requests_for("chat")[-1]
     assert mode(request) == "explain" and not {"propose_patch", "report_finding"} & tool_names(request)
     assert request.messages[0]["content"] == prompts.EXPLAIN_SYSTEM
-    assert user_message(request) == (f"Finding F1: APJ-PY001 at src/a.py:4 — {audited.get('F1').finding.message}\n"
+    assert user_message(request) == (f"Finding F1: S110 at src/a.py:4 — {audited.get('F1').finding.message}\n"
                                      f"Pending patch (revision 1):\n```diff\n{draft.diff}```\n"
                                      "The developer asks:\nWhy is this   safe?")
     assert audited.get("F1").draft is draft and audited.get("F1").status == PATCHED  # explaining changes nothing

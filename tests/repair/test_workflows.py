@@ -20,7 +20,7 @@ from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.repair import prompts
 from autopatch_tui.core.repair.findings import REVIEW, REVIEW_CHECK_ID
 from autopatch_tui.core.repair.patching import PatchApplyError, make_draft
-from autopatch_tui.core.repair.scanner import RULES, ScanError
+from autopatch_tui.core.repair.scanner import ScanError
 from autopatch_tui.core.repair.workflows import (
     AUDIT_BATCH,
     RepairService,
@@ -34,7 +34,7 @@ from autopatch_tui.core.repair.workspace import (
     ReviewState,
     WorkspaceError,
 )
-from tests.repair.conftest import CLEAN, MUTABLE, SWALLOW, write
+from tests.repair.conftest import CLEAN, MESSAGES, MUTABLE, SWALLOW, write
 from tests.repair.helpers import (
     FIX_MARK,
     Patcher,
@@ -89,9 +89,9 @@ def test_audit_saves_the_raw_text_first_then_exactly_its_summary(repo: Path, rep
     assert row["evidence_keys"] == [f"{ws.scan_id}:F1", f"{ws.scan_id}:F2"]
     assert re.fullmatch(r"scan-[0-9A-HJKMNP-TV-Z]{26}", ws.scan_id)  # one audit's ID: `<scan>:<F id>` splits
     assert result.answer.splitlines() == [
-        "Code audit of src (2 Python file(s)): 2 finding(s) from the static scan.",
-        f"- F1 src/a.py:4 APJ-PY001 {RULES['APJ-PY001']} — patch pending review",
-        f"- F2 src/b.py:1 APJ-PY003 {RULES['APJ-PY003']} — patch pending review",
+        "Code audit of src (2 file(s): 2 Python): 2 finding(s) from ruff.",
+        f"- F1 src/a.py:4 S110 {MESSAGES['S110']} — patch pending review",
+        f"- F2 src/b.py:1 B006 {MESSAGES['B006']} — patch pending review",
         "Pending patches: 2 · failed: 0 · remaining: 0",
         "Next: /patch show ID, /patch apply ID, /patch explain ID, /patch revise ID TEXT.",
     ]
@@ -103,7 +103,7 @@ def test_audit_saves_the_raw_text_first_then_exactly_its_summary(repo: Path, rep
     assert [finding_of(r)[0] for r in first] == ["F1", "F2"]
     assert [m["role"] for m in first[0].messages] == ["system", "user"]  # nothing in Memory: no Map
     assert first[0].messages[0]["content"] == prompts.PATCH_SYSTEM
-    assert user_message(first[0]).startswith(f"Finding F1: APJ-PY001 at src/a.py:4 — {RULES['APJ-PY001']}")
+    assert user_message(first[0]).startswith(f"Finding F1: S110 at src/a.py:4 — {MESSAGES['S110']}")
     assert text in user_message(first[0])  # the developer's request reaches the model as typed
 
 
@@ -164,7 +164,7 @@ def test_zero_findings_run_a_review_whose_findings_get_patches(repo: Path, repai
     patch_requests = [r for r in first_requests(llm_stub) if mode(r) == "patch"]
     assert [finding_of(r) for r in patch_requests] == [("F1", "pkg/clean.py", 2)]
     assert result.answer.splitlines()[:3] == [
-        "Code audit of pkg (1 Python file(s)): 0 finding(s) from the static scan.",
+        "Code audit of pkg (1 file(s): 1 Python): 0 finding(s) from ruff.",
         "Second review of the zero-finding scan: 1 finding(s) reported.",
         "- F1 pkg/clean.py:2 APJ-REVIEW doubles where it should square — patch pending review",
     ]
@@ -181,7 +181,7 @@ def test_zero_findings_and_a_review_that_reports_nothing(repo: Path, repair, rev
     result = repair.audit("/audit", [])
     assert len(llm_stub.requests_for("chat")) == 1 and mode(llm_stub.requests_for("chat")[0]) == "review"
     assert result.answer.splitlines() == [
-        "Code audit of the repository (1 Python file(s)): 0 finding(s) from the static scan.",
+        "Code audit of the repository (1 file(s): 1 Python): 0 finding(s) from ruff.",
         "Second review of the zero-finding scan: no issues found.",
         "Pending patches: 0 · failed: 0 · remaining: 0",
     ]
@@ -223,7 +223,7 @@ def test_the_review_request_lists_a_bounded_number_of_files(repo: Path) -> None:
     paths = [f"pkg/m{n:03}.py" for n in range(prompts.MAX_REVIEW_FILES + 7)]
     text = prompts.review_request(paths, "")
     assert f"- {paths[prompts.MAX_REVIEW_FILES - 1]}" in text and f"- {paths[prompts.MAX_REVIEW_FILES]}" not in text
-    assert text.endswith("- … and 7 more Python files in the same scope")
+    assert text.endswith("- … and 7 more source files in the same scope")
 
 
 def test_an_unexpected_exception_marks_the_turn_failed_and_propagates(repo: Path, repair, llm_stub,
@@ -251,7 +251,7 @@ def test_a_batch_of_five_then_audit_next_drafts_the_rest(repo: Path, repair, rev
     assert [s.status for s in ws.findings()] == [PATCHED] * AUDIT_BATCH + [OPEN] * 2
     assert "Pending patches: 5 · failed: 0 · remaining: 2" in first.answer
     assert first.answer.endswith("/audit next drafts the next batch.")
-    assert "- F6 gen.py:6 APJ-PY002" in first.answer and first.answer.count("not processed yet") == 2
+    assert "- F6 gen.py:6 S307" in first.answer and first.answer.count("not processed yet") == 2
 
     nxt = repair.audit_next("/audit next")
     assert [s.status for s in ws.findings()] == [PATCHED] * n
@@ -285,7 +285,7 @@ def test_refused_and_missing_proposals_fail_their_finding(repo: Path, repair, re
         ("F3", PATCHED, ""),
     ]
     assert ws.get("F1").draft is None and ws.get("F2").draft is None
-    assert "- F1 a.py:4 APJ-PY001" in result.answer and "— failed: draft refused: this draft is bound to F1" \
+    assert "- F1 a.py:4 S110" in result.answer and "— failed: draft refused: this draft is bound to F1" \
         in result.answer
     assert "MODEL-SAYS" not in result.answer
     assert "Pending patches: 1 · failed: 2 · remaining: 0" in result.answer
@@ -303,7 +303,7 @@ def test_a_retryable_model_error_fails_only_that_finding(repo: Path, repair, rev
     assert (ws.get("F1").status, ws.get("F1").failure) == (FAILED, f"model error ({category})")
     assert ws.get("F2").status == PATCHED
     assert [finding_of(r)[0] for r in first_requests(llm_stub)] == ["F1", "F2"]  # F1 was not retried
-    assert f"- F1 a.py:4 APJ-PY001 {RULES['APJ-PY001']} — failed: model error ({category})" in result.answer
+    assert f"- F1 a.py:4 S110 {MESSAGES['S110']} — failed: model error ({category})" in result.answer
     assert "Pending patches: 1 · failed: 1 · remaining: 0" in result.answer
     (row,) = turns(repo)
     assert (row["state"], row["assistant_text"]) == ("completed", result.answer)
@@ -335,9 +335,9 @@ def test_without_a_model_the_audit_scans_and_drafting_is_refused_before_storing(
     service = RepairService(manager, review)
     result = service.audit("/audit", [])
     assert result.answer.splitlines() == [
-        "Code audit of the repository (2 Python file(s)): 2 finding(s) from the static scan.",
-        f"- F1 a.py:4 APJ-PY001 {RULES['APJ-PY001']} — not processed yet",
-        f"- F2 b.py:1 APJ-PY003 {RULES['APJ-PY003']} — not processed yet",
+        "Code audit of the repository (2 file(s): 2 Python): 2 finding(s) from ruff.",
+        f"- F1 a.py:4 S110 {MESSAGES['S110']} — not processed yet",
+        f"- F2 b.py:1 B006 {MESSAGES['B006']} — not processed yet",
         "Pending patches: 0 · failed: 0 · remaining: 2",
         "No model is configured, so no patches were drafted; the findings stay open.",
     ]
@@ -355,7 +355,8 @@ def test_without_a_model_the_audit_scans_and_drafting_is_refused_before_storing(
         service.revise("F1", "smaller", "/patch revise F1 smaller")
     assert len(turns(repo)) == 1
     assert ws.get("F1").status == PATCHED
-    assert service.apply("F1") == "Applied the patch for F1 to a.py."  # local actions need no model
+    # local actions need no model; Ruff re-checks the file: the try-except-pass is gone
+    assert service.apply("F1") == "Applied the patch for F1 to a.py.\nVerified: S110 is resolved (ruff)."
     assert "        raise\n" in (repo / "a.py").read_text()
 
 
@@ -370,7 +371,9 @@ def test_show_apply_and_discard_act_locally_without_a_turn(repo: Path, repair, r
     stored = len(turns(repo))
     draft = review.workspace.get("F1").draft
     assert repair.show("f1") == f"Patch for F1 (revision 1, patch pending review) in a.py:\n\n```diff\n{draft.diff}```"
-    assert repair.apply("F1") == "Applied the patch for F1 to a.py."
+    # the scripted fix only appends a comment: Ruff still reports the finding at its line
+    assert repair.apply("F1") == ("Applied the patch for F1 to a.py.\n"
+                                  "S110 is still present (ruff reports it at a.py:4).")
     assert (repo / "a.py").read_text() == SWALLOW.replace("    except:\n", "    except:" + FIX_MARK + "\n")
     assert "(revision 1, patch applied)" in repair.show("F1")
     for action in (repair.apply, repair.discard):
@@ -406,7 +409,7 @@ def test_classify_routes_to_the_audit_when_there_is_a_review_state(repo: Path, c
     ws = review.workspace
     assert ws is not None and ws.scope == ("src",)
     assert result.intent == "code_audit"
-    assert result.answer.startswith("Code audit of src (1 Python file(s)): 1 finding(s) from the static scan.")
+    assert result.answer.startswith("Code audit of src (1 file(s): 1 Python): 1 finding(s) from ruff.")
     assert_stable_summary(result.answer)
     (row,) = turns(repo)
     assert (row["state"], row["intent"], row["user_text"], row["assistant_text"]) == (
@@ -461,7 +464,7 @@ def test_new_during_an_audit_keeps_the_request_on_its_thread_and_workspace(repo:
     assert active_thread(chat_mgr.store.conn()) == new_thread
     (row,) = turns(repo)
     assert (row["thread_id"], row["state"], row["assistant_text"]) == (old_thread, "completed", result.answer)
-    assert f"- F1 a.py:4 APJ-PY001 {RULES['APJ-PY001']} — patch pending review" in result.answer
+    assert f"- F1 a.py:4 S110 {MESSAGES['S110']} — patch pending review" in result.answer
     assert ws.get("F1").status == PATCHED  # the request kept drafting in its own workspace
     assert review.workspace is None  # … which /new ended for the session
     with pytest.raises(WorkspaceError, match="no audit is open"):
@@ -483,7 +486,7 @@ def test_new_while_routing_an_audit_leaves_the_new_thread_without_it(repo: Path,
     llm_stub.default("chat", Patcher(repo))
     result = ChatService(chat_mgr, review=review).ask("audit a.py please")
     assert result.thread_id == old_thread and result.intent == "code_audit"
-    assert "- F1 a.py:4 APJ-PY001" in result.answer
+    assert "- F1 a.py:4 S110" in result.answer
     (row,) = turns(repo)
     assert (row["thread_id"], row["state"], row["assistant_text"]) == (old_thread, "completed", result.answer)
     assert review.workspace is None  # the old thread's audit does not become the new thread's

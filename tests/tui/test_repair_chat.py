@@ -55,7 +55,7 @@ def test_audit_without_a_model_scans_saves_the_summary_and_patch_commands_refuse
             await type_and_send(pilot, "/audit @src")
             await wait_idle(pilot, app)
             shown = answers(app)[-1]
-            assert "F1 src/io.py:4 APJ-PY001" in shown and "no patches were drafted" in shown
+            assert "F1 src/io.py:4 S110" in shown and "no patches were drafted" in shown
             [turn] = app.manager.recent_turns()
             assert (turn.intent, turn.state, turn.user_text, turn.assistant_text) == (
                 "code_audit", "completed", "/audit @src", shown)
@@ -81,7 +81,7 @@ def test_audit_apply_revise_and_new_closes_the_audit(repo, llm_stub):
             await type_and_send(pilot, "/audit")
             await wait_idle(pilot, app)
             summary = answers(app)[-1]
-            assert "F1 io.py:4 APJ-PY001" in summary and "patch pending review" in summary
+            assert "F1 io.py:4 S110" in summary and "patch pending review" in summary
             assert "MODEL-FREE-TEXT" not in summary and "propose_patch" not in summary
             await type_and_send(pilot, "/patch revise F1 return an empty string instead")
             await wait_idle(pilot, app)
@@ -92,7 +92,9 @@ def test_audit_apply_revise_and_new_closes_the_audit(repo, llm_stub):
             await type_and_send(pilot, "/patch show F1")
             await wait_idle(pilot, app)
             assert "+        return ''" in answers(app)[-1]
-            assert "Applied the patch for F1 to io.py." in await run_command(pilot, app, "/patch apply F1")
+            applied = await run_command(pilot, app, "/patch apply F1")
+            assert "Applied the patch for F1 to io.py." in applied
+            assert "Verified: S110 is resolved (ruff)." in applied  # Ruff re-checked the changed file
             assert (repo / "io.py").read_text(encoding="utf-8").endswith(REVISED)
             assert "F1 has no pending patch (it is applied)" in await run_command(pilot, app, "/patch apply F1")
             assert "The open audit was closed" in await run_command(pilot, app, "/new")

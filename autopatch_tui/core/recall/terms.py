@@ -299,6 +299,10 @@ _RE_NUMBERED = re.compile(r"[a-z]{2,10}(?:-[0-9]+)+")
 _RE_NAMESPACED = re.compile(rf"[a-z][a-z0-9_.+-]*::?(?:{_CODE}|{_NAME})")
 _RE_PLUGIN = re.compile(r"@?[a-z][a-z0-9_.-]*/[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 _RE_KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
+# Semgrep rule IDs: a language namespace, dotted segments, a kebab-case rule name somewhere
+# (``java.weak-md5``, ``go.lang.security.audit.crypto.use_of_weak_crypto.use-of-md5``)
+_RE_DOTTED = re.compile(r"(?:java|js|javascript|ts|typescript|go|golang|python|py|kotlin|csharp|ruby|php|rust|"
+                        r"scala|swift|generic|bash|dockerfile|terraform|yaml|json|html)(?:\.[a-z0-9_]+(?:-[a-z0-9_]+)*)+")
 _KEBAB_RULE_PREFIXES = frozenset(
     """
     no prefer max min require valid consistent default bugprone modernize readability
@@ -318,7 +322,9 @@ def is_check_id(token: str) -> bool:
     ``plugin/kebab-rule`` (``react/prop-types``, ``@typescript-eslint/no-explicit-any``); and
     kebab rule names starting with a known rule prefix or containing a ``no`` part
     (``no-unused-vars``, ``prefer-const``, ``bugprone-use-after-move``,
-    ``color-no-invalid-hex``). Plain words, paths and hyphenated English are not check IDs.
+    ``color-no-invalid-hex``); Semgrep's dotted IDs under a language namespace with a kebab-case
+    part (``java.weak-md5``, ``js.eval-dynamic-code``; ``java.util`` or ``go.mod`` are not). Plain
+    words, paths and hyphenated English are not check IDs.
     """
     text = token.strip()
     if not text or len(text) > _MAX_CHECK_ID_CHARS:
@@ -329,6 +335,8 @@ def is_check_id(token: str) -> bool:
     if _RE_CODE.fullmatch(t) or _RE_NUMBERED.fullmatch(t):
         return True
     if _RE_NAMESPACED.fullmatch(t) or _RE_PLUGIN.fullmatch(t):
+        return True
+    if _RE_DOTTED.fullmatch(t) and "-" in t:
         return True
     if _RE_KEBAB.fullmatch(t):
         pieces = t.split("-")

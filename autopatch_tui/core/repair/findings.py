@@ -1,5 +1,5 @@
-"""The values of one audit: a finding (from the static scanner or the zero-finding review) and a
-patch draft bound to one finding. Plain frozen values; the workspace owns their state."""
+"""The values of one audit: a finding (from an analyzer — Ruff, Semgrep — or the zero-finding
+review) and a patch draft bound to one finding. Plain frozen values; the workspace owns their state."""
 
 from __future__ import annotations
 
@@ -15,9 +15,15 @@ class Finding:
     id: str  # "F1", "F2", … in scan order; stable for the life of the workspace
     path: str  # repository-relative, POSIX separators
     line: int
-    check_id: str
+    check_id: str  # the analyzer's rule ID ("S324", "java.weak-md5") or REVIEW_CHECK_ID
     message: str
     origin: str = SCANNER  # SCANNER | REVIEW
+    tool: str = ""  # the analyzer ("ruff", "semgrep"); "" for a finding the review reported
+    severity: str = ""  # "error" | "warning" | "info"
+    url: str = ""  # the rule's documentation, when the analyzer gives one
+    column: int = 1
+    end_line: int = 0
+    end_column: int = 0
 
     @property
     def location(self) -> str:

@@ -2,7 +2,9 @@
 to and the file as it is now, shown as a unified diff, applied atomically.
 
 A draft is accepted only when its finding ID is the bound one, its old text occurs exactly once in
-the finding's current file, and its new text differs. Applying re-checks the file (it may have
+the finding's current file, its new text differs, and the patched file still parses with a real
+parser for its language (`syntax.py`: Python's `ast`, tree-sitter for the others) — unless it did
+not parse before the draft either. Applying re-checks the file (it may have
 changed since the draft) and replaces it through a temporary file and `os.replace`, keeping the
 file's mode; a refused apply leaves the file untouched.
 
@@ -16,11 +18,13 @@ from __future__ import annotations
 import difflib
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from autopatch_tui.core.agent.source_tools import SourceToolError, SourceTools
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.findings import Finding, PatchDraft
+from autopatch_tui.core.repair.syntax import NoParserError, draft_breaks_syntax
 
 MAX_EDIT_CHARS = 20_000
 
@@ -95,17 +99,79 @@ def make_draft(repo: Path, finding: Finding, *, finding_id: str, old_text: str, 
     if count != 1:
         raise DraftError(f"old_text occurs {count} times in {finding.path}; it must occur exactly once")
     after = current.replace(old_text, new_text, 1)
+    check_syntax(finding.path, current, after)
     return PatchDraft(finding.id, finding.path, old_text, new_text, unified_diff(finding.path, current, after),
                       revision)
 
 
-def apply_draft(repo: Path, draft: PatchDraft) -> None:
+def check_syntax(path: str, before: str, after: str) -> None:
+    try:
+        error = draft_breaks_syntax(path, before, after)
+    except NoParserError as exc:
+        raise DraftError(f"the draft cannot be syntax-checked: {exc}") from None
+    if error is not None:
+        raise DraftError(f"the patched {path} would not parse ({error}); keep the code valid")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Where an applied draft changed its file: the lines the replaced text spanned before
+    (`start_line`..`old_end`) and the new text spans after (`start_line`..`new_end`), and how many
+    lines the file grew by (`delta`, negative when it shrank)."""
+
+    start_line: int
+    old_end: int
+    new_end: int
+    delta: int
+
+    @classmethod
+    def of(cls, before: str, start: int, old_text: str, new_text: str) -> Edit:
+        line = before.count("\n", 0, start) + 1
+        return cls(line, line + old_text[:-1].count("\n"), line + new_text[:-1].count("\n"),
+                   new_text.count("\n") - old_text.count("\n"))
+
+    def moved(self, line: int) -> int | None:
+        """A line of the file before the edit, in the file after it; None for a line that was
+        inside the replaced text."""
+        if line < self.start_line:
+            return line
+        if line > self.old_end:
+            return line + self.delta
+        return None
+
+    @property
+    def new_span(self) -> range:
+        return range(self.start_line, self.new_end + 1)
+
+
+def rebase_draft(draft: PatchDraft, current: str) -> PatchDraft | None:
+    """`draft` against the file as it is now (after another draft was applied), with a fresh diff;
+    None when its old text no longer occurs exactly once or the result would not parse."""
+    if current.count(draft.old_text) != 1:
+        return None
+    after = current.replace(draft.old_text, draft.new_text, 1)
+    try:
+        if draft_breaks_syntax(draft.path, current, after) is not None:
+            return None
+    except NoParserError:
+        return None
+    return PatchDraft(draft.finding_id, draft.path, draft.old_text, draft.new_text,
+                      unified_diff(draft.path, current, after), draft.revision)
+
+
+def read_text(repo: Path, rel: str) -> str:
+    """The current text of a repository file (no newline translation); raises DraftError."""
+    return _read(SourceTools(repo), rel)[1]
+
+
+def apply_draft(repo: Path, draft: PatchDraft) -> Edit:
     try:
         target, current = _read(SourceTools(repo), draft.path)
     except DraftError as exc:
         raise PatchApplyError(str(exc)) from None
     if current.count(draft.old_text) != 1:
         raise PatchApplyError(f"{draft.path} changed since the patch was drafted; revise or discard it")
+    start = current.index(draft.old_text)
     after = current.replace(draft.old_text, draft.new_text, 1)
     mode = target.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".autopatch", dir=target.parent)
@@ -117,3 +183,4 @@ def apply_draft(repo: Path, draft: PatchDraft) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Edit.of(current, start, draft.old_text, draft.new_text)

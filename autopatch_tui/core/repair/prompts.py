@@ -17,7 +17,7 @@ PATCH_SYSTEM = (
     "finding is a false positive, do not propose a patch and say why in one sentence. " + REPAIR_RULES
 )
 REVIEW_SYSTEM = (
-    "The static scanner found nothing in the files below. Review them once more for real defects (error handling, "
+    "The static analyzers found nothing in the files below. Review them once more for real defects (error handling, "
     "resource leaks, injection, wrong logic). For each defect you are sure of, call report_finding with the path, "
     "the line and a one-sentence message. Report nothing rather than guess. " + REPAIR_RULES
 )
@@ -37,7 +37,10 @@ def finding_text(f: Finding) -> str:
 
 
 def patch_request(f: Finding, instructions: str) -> str:
-    text = finding_text(f) + "\nPropose a patch for it."
+    text = finding_text(f)
+    if f.tool:
+        text += f"\nReported by {f.tool}" + (f"; rule documentation: {f.url}" if f.url else "") + "."
+    text += "\nPropose a patch for it."
     if instructions.strip():
         text += "\nThe developer's request for this audit:\n" + instructions
     return text
@@ -49,7 +52,7 @@ MAX_REVIEW_FILES = 200  # listed in the review request; the model can list folde
 def review_request(paths: list[str], instructions: str) -> str:
     text = "Files to review:\n" + "\n".join(f"- {p}" for p in paths[:MAX_REVIEW_FILES])
     if len(paths) > MAX_REVIEW_FILES:
-        text += f"\n- … and {len(paths) - MAX_REVIEW_FILES} more Python files in the same scope"
+        text += f"\n- … and {len(paths) - MAX_REVIEW_FILES} more source files in the same scope"
     if instructions.strip():
         text += "\nThe developer's request for this audit:\n" + instructions
     return text

@@ -1,15 +1,19 @@
-"""The deterministic static scanner behind `code_audit`: a few AST rules for Python sources.
+"""The static scan behind `code_audit`: the scope's source files, checked by real analyzers —
+Ruff for Python, Semgrep with our rule pack for Java, JavaScript, TypeScript and Go
+(`core/repair/analyzers/`).
 
 The scope is checked before anything is read: every path must exist inside the repository (no
-absolute paths, no `..` or symlink escapes, nothing under `.autopatch-j/` or `.git/`). A bad scope
-raises `ScanError` before an audit workspace exists. Files that do not parse are counted and
-skipped, never guessed at. Results are sorted (path, line, check ID) and bounded."""
+absolute paths, no `..` or symlink escapes, nothing under `.autopatch-j/` or `.git/`). A bad scope,
+a scope without a file any analyzer covers, or a scan in which no analyzer could run raises
+`ScanError` before an audit workspace exists. An analyzer that is missing or fails is named in the
+report, and the audit goes on with the others. Files that do not parse (or are too large to read)
+are counted and skipped, never guessed at. Results are sorted (path, line, column, rule ID),
+numbered F1, F2, … and bounded."""
 
 from __future__ import annotations
 
-import ast
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,17 +24,14 @@ from autopatch_tui.core.agent.source_tools import (
     SourceTools,
 )
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.repair.analyzers import SUPPORTED, default_analyzers
+from autopatch_tui.core.repair.analyzers.base import Analyzer, AnalyzerError, ToolFinding
 from autopatch_tui.core.repair.findings import SCANNER, Finding
+from autopatch_tui.core.repair.languages import PYTHON, language_of
+from autopatch_tui.core.repair.syntax import NoParserError, syntax_error
 
 MAX_SCAN_FILES = 5_000
 MAX_FINDINGS = 200
-
-RULES: dict[str, str] = {
-    "APJ-PY001": "an exception handler swallows every error silently (`except: pass`)",
-    "APJ-PY002": "`eval`/`exec` runs dynamic code",
-    "APJ-PY003": "a mutable default argument is shared between calls",
-    "APJ-PY004": "a subprocess runs through the shell (`shell=True`)",
-}
 
 
 class ScanError(AutopatchError):
@@ -43,42 +44,21 @@ class ScanReport:
     unparsed: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     truncated: bool = False
+    languages: dict[str, int] = field(default_factory=dict)  # files per language
+    analyzers: list[str] = field(default_factory=list)  # the analyzers that ran
+    errors: list[str] = field(default_factory=list)  # one line per analyzer that could not run
 
 
-def _broad(handler: ast.ExceptHandler) -> bool:
-    t = handler.type
-    if t is None:
-        return True
-    return isinstance(t, ast.Name) and t.id in ("Exception", "BaseException")
-
-
-def _silent(body: list[ast.stmt]) -> bool:
-    return all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-                                           and s.value.value is Ellipsis) for s in body)
-
-
-def _rule_hits(tree: ast.AST) -> Iterator[tuple[int, str]]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ExceptHandler) and _broad(node) and _silent(node.body):
-            yield node.lineno, "APJ-PY001"
-        elif isinstance(node, ast.Call):
-            fn = node.func
-            if isinstance(fn, ast.Name) and fn.id in ("eval", "exec"):
-                yield node.lineno, "APJ-PY002"
-            if any(k.arg == "shell" and isinstance(k.value, ast.Constant) and k.value.value is True
-                   for k in node.keywords):
-                yield node.lineno, "APJ-PY004"
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            defaults = list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]
-            for d in defaults:
-                if isinstance(d, (ast.List, ast.Dict, ast.Set)):
-                    yield d.lineno, "APJ-PY003"
+def to_finding(fid: str, t: ToolFinding) -> Finding:
+    return Finding(fid, t.path, t.line, t.rule_id, t.message, SCANNER, tool=t.tool, severity=t.severity, url=t.url,
+                   column=t.column, end_line=t.end_line, end_column=t.end_column)
 
 
 class Scanner:
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, analyzers: Sequence[Analyzer] | None = None) -> None:
         self.tools = SourceTools(repo)
         self.repo = self.tools.repo
+        self.analyzers = list(default_analyzers() if analyzers is None else analyzers)
 
     def _targets(self, scope: Sequence[str]) -> list[Path]:
         roots: list[Path] = []
@@ -96,46 +76,94 @@ class Scanner:
         seen: dict[Path, None] = {}
         for root in roots:
             if root.is_file():
-                if root.suffix == ".py":
+                if language_of(root.name):
                     seen[root] = None
                 continue
             for dirpath, dirnames, filenames in os.walk(root):
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
                 for name in sorted(filenames):
                     f = Path(dirpath) / name
-                    if name.endswith(".py") and not f.is_symlink():
+                    if language_of(name) and not f.is_symlink():
                         seen[f] = None
                     if len(seen) > MAX_SCAN_FILES:
-                        raise ScanError(f"the scope holds more than {MAX_SCAN_FILES} Python files; narrow it with "
+                        raise ScanError(f"the scope holds more than {MAX_SCAN_FILES} source files; narrow it with "
                                         "@path")
         return sorted(seen, key=lambda p: p.relative_to(self.repo).as_posix())
 
     def files(self, scope: Sequence[str] = ()) -> list[str]:
-        """The Python files the scope covers, repository-relative, sorted."""
+        """The source files the scope covers (every language of `languages.SUFFIXES`),
+        repository-relative, sorted."""
         return [f.relative_to(self.repo).as_posix() for f in self._files(self._targets(scope))]
 
     def scan(self, scope: Sequence[str] = ()) -> ScanReport:
         files = self._files(self._targets(scope))
         if not files:
             where = ", ".join(scope) if scope else "the repository"
-            raise ScanError(f"no Python files to scan in {where} (the scanner checks *.py files)")
+            raise ScanError(f"no source files to scan in {where}; the audit covers {SUPPORTED}")
         report = ScanReport(files=len(files))
-        hits: list[tuple[str, int, str]] = []
+        readable: list[str] = []
         for f in files:
             rel = f.relative_to(self.repo).as_posix()
+            lang = language_of(rel)
+            assert lang is not None
+            report.languages[lang] = report.languages.get(lang, 0) + 1
             try:
-                if f.stat().st_size > MAX_FILE_BYTES:
-                    report.unparsed.append(rel)
-                    continue
-                tree = ast.parse(f.read_bytes(), filename=rel)
-            except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
-                # RecursionError / MemoryError: CPython's parser gives up on deeply nested code
-                # (e.g. a long generated `1 + 1 + …` chain); such a file is unparsed, not a crash
-                report.unparsed.append(rel)
+                too_big = f.stat().st_size > MAX_FILE_BYTES
+            except OSError:
+                too_big = True
+            (report.unparsed if too_big else readable).append(rel)
+        hits: dict[tuple[str, int, int, str], ToolFinding] = {}
+        covered = {lang for a in self.analyzers for lang in a.languages}
+        uncovered = sorted({rel for rel in readable if language_of(rel) not in covered})
+        if uncovered:
+            report.errors.append(f"no analyzer is configured for {len(uncovered)} file(s) such as {uncovered[0]}; "
+                                 "they were not analyzed")
+        for analyzer in self.analyzers:
+            mine = [rel for rel in readable if language_of(rel) in analyzer.languages]
+            if not mine:
                 continue
-            hits.extend((rel, line, check) for line, check in set(_rule_hits(tree)))
-        hits.sort()
-        report.truncated = len(hits) > MAX_FINDINGS
-        report.findings = [Finding(f"F{n}", path, line, check, RULES[check], SCANNER)
-                           for n, (path, line, check) in enumerate(hits[:MAX_FINDINGS], 1)]
+            try:
+                analysis = analyzer.analyze(self.repo, mine)
+            except AnalyzerError as exc:
+                report.errors.append(f"{exc}; {len(mine)} file(s) were not analyzed")
+                continue
+            report.analyzers.append(analyzer.name)
+            unparsed = set(analysis.unparsed)
+            if PYTHON not in analyzer.languages:  # Ruff reports syntax errors itself; the others may not
+                unparsed |= self._unparseable(mine)
+            report.unparsed.extend(sorted(unparsed))
+            for t in analysis.findings:
+                if t.path not in unparsed:
+                    hits.setdefault((t.path, t.line, t.column, t.rule_id), t)
+        if not report.analyzers:
+            raise ScanError("no analyzer could run: " + "; ".join(report.errors) if report.errors else
+                            f"no analyzer covers these files; the audit covers {SUPPORTED}")
+        report.unparsed = sorted(set(report.unparsed))
+        ordered = [hits[k] for k in sorted(hits)]
+        report.truncated = len(ordered) > MAX_FINDINGS
+        report.findings = [to_finding(f"F{n}", t) for n, t in enumerate(ordered[:MAX_FINDINGS], 1)]
         return report
+
+    def _unparseable(self, files: list[str]) -> set[str]:
+        bad = set()
+        for rel in files:
+            try:
+                text = (self.repo / rel).read_bytes().decode("utf-8")
+                if syntax_error(rel, text) is not None:
+                    bad.add(rel)
+            except (OSError, UnicodeDecodeError, NoParserError):
+                bad.add(rel)
+        return bad
+
+    def recheck(self, path: str, tool: str) -> list[ToolFinding]:
+        """Run analyzer `tool` again on one file (after a patch was applied); raises
+        `AnalyzerError` when it cannot, `ScanError` for a path outside the scan's rules."""
+        target = self._targets([path])[0]
+        rel = target.relative_to(self.repo).as_posix()
+        analyzer = next((a for a in self.analyzers if a.name == tool and language_of(rel) in a.languages), None)
+        if analyzer is None:
+            raise AnalyzerError(f"no analyzer {tool or 'at all'} checks {rel}")
+        analysis = analyzer.analyze(self.repo, [rel])
+        if rel in analysis.unparsed:
+            raise AnalyzerError(f"{tool} could not parse {rel}")
+        return [t for t in analysis.findings if t.path == rel]

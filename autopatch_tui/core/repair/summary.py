@@ -4,18 +4,45 @@ from the workspace's state only — never the model's raw answer, a tool trace o
 from __future__ import annotations
 
 from autopatch_tui.core.repair.findings import PatchDraft
+from autopatch_tui.core.repair.languages import counts_text
 from autopatch_tui.core.repair.workspace import (
     APPLIED,
     DISCARDED,
     FAILED,
     OPEN,
     PATCHED,
+    RESOLVED,
+    STALE,
+    STILL_PRESENT,
     AuditWorkspace,
+    FindingState,
 )
 
 MAX_LISTED = 20
 STATUS_TEXT = {OPEN: "not processed yet", PATCHED: "patch pending review", APPLIED: "patch applied",
-               DISCARDED: "patch discarded"}
+               DISCARDED: "patch discarded", STALE: "patch stale"}
+
+
+def verification_text(s: FindingState) -> str:
+    """The outcome of the analyzer's re-run after an apply, as one clause."""
+    f = s.finding
+    if s.verification == RESOLVED:
+        return f"verified: {f.check_id} is resolved" + (f" ({f.tool})" if f.tool else "")
+    if s.verification == STILL_PRESENT:
+        return f"{f.check_id} is still present ({s.verification_note})"
+    if s.verification:
+        return f"unverified ({s.verification_note})" if s.verification_note else "unverified"
+    return ""
+
+
+def _status(s: FindingState) -> str:
+    if s.status == FAILED:
+        return f"failed: {s.failure}"
+    if s.status == STALE:
+        return f"patch stale: {s.failure}"
+    text = STATUS_TEXT[s.status]
+    verified = verification_text(s) if s.status == APPLIED else ""
+    return f"{text}, {verified}" if verified else text
 
 
 def _scope(ws: AuditWorkspace) -> str:
@@ -30,8 +57,13 @@ def audit_summary(ws: AuditWorkspace, *, reviewed_now: int | None = None, model:
     report = ws.report
     states = ws.findings()
     scanned = sum(1 for s in states if s.finding.origin == "scanner")
-    lines = [f"Code audit of {_scope(ws)} ({report.files} Python file(s)): {scanned} finding(s) from the static "
-             "scan" + (" (the scan stopped at its limit)" if report.truncated else "") + "."]
+    languages = counts_text(report.languages)
+    tools = " and ".join(report.analyzers) or "the static scan"
+    lines = [f"Code audit of {_scope(ws)} ({report.files} file(s)" + (f": {languages}" if languages else "")
+             + f"): {scanned} finding(s) from {tools}" + (" (the scan stopped at its limit)" if report.truncated
+                                                         else "") + "."]
+    for error in report.errors:
+        lines.append(f"Not analyzed: {error}.")
     if dropped_patches:
         lines.append(f"This audit replaced the previous one; its {dropped_patches} pending patch(es) were not applied.")
     if report.unparsed:
@@ -44,13 +76,14 @@ def audit_summary(ws: AuditWorkspace, *, reviewed_now: int | None = None, model:
                      if reviewed_now else "Second review of the zero-finding scan: no issues found.")
     for s in states[:MAX_LISTED]:
         f = s.finding
-        status = f"failed: {s.failure}" if s.status == FAILED else STATUS_TEXT[s.status]
         revision = f" (revision {s.draft.revision})" if s.draft is not None and s.draft.revision > 1 else ""
-        lines.append(f"- {f.id} {f.path}:{f.line} {f.check_id} {f.message} — {status}{revision}")
+        lines.append(f"- {f.id} {f.path}:{f.line} {f.check_id} {f.message} — {_status(s)}{revision}")
     if len(states) > MAX_LISTED:
         lines.append(f"- … and {len(states) - MAX_LISTED} more")
     remaining = ws.count(OPEN)
-    lines.append(f"Pending patches: {ws.count(PATCHED)} · failed: {ws.count(FAILED)} · remaining: {remaining}")
+    stale = ws.count(STALE)
+    lines.append(f"Pending patches: {ws.count(PATCHED)} · failed: {ws.count(FAILED)} · remaining: {remaining}"
+                 + (f" · stale: {stale}" if stale else ""))
     if not model and remaining:
         lines.append("No model is configured, so no patches were drafted; the findings stay open.")
     hints = []
@@ -58,6 +91,8 @@ def audit_summary(ws: AuditWorkspace, *, reviewed_now: int | None = None, model:
         hints.append("/patch show ID, /patch apply ID, /patch explain ID, /patch revise ID TEXT")
     if remaining and model:
         hints.append("/audit next drafts the next batch")
+    if stale:
+        hints.append("/patch discard ID drops a stale patch (/audit again drafts anew)")
     if hints:
         lines.append("Next: " + "; ".join(hints) + ".")
     return "\n".join(lines)
@@ -75,3 +110,17 @@ def revise_summary(finding_id: str, outcome: str, *, draft: PatchDraft | None = 
 def patch_text(finding_id: str, draft: PatchDraft, status: str) -> str:
     return (f"Patch for {finding_id} (revision {draft.revision}, {STATUS_TEXT.get(status, status)}) in "
             f"{draft.path}:\n\n```diff\n{draft.diff}```")
+
+
+def apply_text(s: FindingState, rebased: list[str], stale: list[str]) -> str:
+    """What `/patch apply` shows: the write, the analyzer's verdict, the other patches of the file."""
+    assert s.draft is not None
+    lines = [f"Applied the patch for {s.finding.id} to {s.draft.path}."]
+    verified = verification_text(s)
+    if verified:
+        lines.append(verified[0].upper() + verified[1:] + ".")
+    if rebased:
+        lines.append(f"Re-based on the changed file: {', '.join(rebased)} (/patch show ID).")
+    if stale:
+        lines.append(f"Stale now (their text changed): {', '.join(stale)}; /patch discard ID, then /audit again.")
+    return "\n".join(lines)

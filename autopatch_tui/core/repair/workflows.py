@@ -25,6 +25,8 @@ from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.repair import prompts
+from autopatch_tui.core.repair.analyzers import default_analyzers
+from autopatch_tui.core.repair.analyzers.base import AnalyzerError
 from autopatch_tui.core.repair.findings import (
     REVIEW,
     REVIEW_CHECK_ID,
@@ -34,17 +36,23 @@ from autopatch_tui.core.repair.findings import (
 from autopatch_tui.core.repair.patching import (
     BindingError,
     DraftError,
+    Edit,
     apply_draft,
     make_draft,
+    read_text,
 )
-from autopatch_tui.core.repair.scanner import Scanner
-from autopatch_tui.core.repair.summary import audit_summary, patch_text, revise_summary
+from autopatch_tui.core.repair.scanner import ScanError, Scanner
+from autopatch_tui.core.repair.summary import apply_text, audit_summary, patch_text, revise_summary
 from autopatch_tui.core.repair.tools import RepairToolBox, repair_toolbox
 from autopatch_tui.core.repair.workspace import (
     APPLIED,
     DISCARDED,
     PATCHED,
+    RESOLVED,
+    STILL_PRESENT,
+    UNVERIFIED,
     AuditWorkspace,
+    FindingState,
     ReviewState,
     WorkspaceError,
 )
@@ -82,6 +90,10 @@ class RepairService:
         self.manager = manager
         self.review = review
         self.chat = ChatService(manager)
+
+    def scanner(self) -> Scanner:
+        """The scanner with the analyzers the user's settings select."""
+        return Scanner(self.manager.repo, default_analyzers(getattr(self.manager, "settings", None)))
 
     # --- turns --------------------------------------------------------------------------
     def _turn(self, text: str, intent: str, scope: Sequence[str], keys: Sequence[str],
@@ -133,7 +145,7 @@ class RepairService:
     def _audit_body(self, handle: turn_ops.TurnHandle, text: str, scope: tuple[str, ...],
                     progress: Callable[[str], None], callbacks: AgentCallbacks | None, since: int) -> str:
         progress("scanning…")
-        report = Scanner(self.manager.repo).scan(scope)  # ScanError: no workspace, the turn fails
+        report = self.scanner().scan(scope)  # ScanError: no workspace, the turn fails
         ws = AuditWorkspace.from_report(new_id("scan"), scope, report)
         # the session's current audit — unless /new or /reset ran since the request began: then the
         # request keeps its workspace to itself and the new thread starts without an open audit
@@ -185,7 +197,7 @@ class RepairService:
         return len(found)
 
     def _reviewable(self, ws: AuditWorkspace) -> tuple[str, ...]:
-        return tuple(Scanner(self.manager.repo).files(ws.scope))
+        return tuple(self.scanner().files(ws.scope))
 
     def _batch(self, handle: turn_ops.TurnHandle, ws: AuditWorkspace, text: str, progress: Callable[[str], None],
                callbacks: AgentCallbacks | None) -> None:
@@ -280,11 +292,42 @@ class RepairService:
         return audit_summary(self.review.require(), model=self.manager.client is not None)
 
     def apply(self, finding_id: str) -> str:
+        """Write the pending patch, re-base (or mark stale) the other pending patches of its file,
+        then re-run the finding's analyzer on the file: resolved, still present or unverified."""
         ws = self.review.require()
+        edits: list[Edit] = []
         # the draft current at this moment is written and closed in one step (a revision cannot slip in)
-        state = ws.close_patch(finding_id, APPLIED, action=lambda draft: apply_draft(self.manager.repo, draft))
-        assert state.draft is not None
-        return f"Applied the patch for {state.finding.id} to {state.draft.path}."
+        state = ws.close_patch(finding_id, APPLIED,
+                               action=lambda draft: edits.append(apply_draft(self.manager.repo, draft)))
+        assert state.draft is not None and edits
+        rebased: list[str] = []
+        stale: list[str] = []
+        try:
+            current = read_text(self.manager.repo, state.draft.path)
+        except DraftError:
+            current = None
+        if current is not None:
+            rebased, stale = ws.rebase_after_apply(state.finding.id, edits[0], current)
+        self._verify(ws, state, edits[0])
+        return apply_text(state, rebased, stale)
+
+    def _verify(self, ws: AuditWorkspace, state: FindingState, edit: Edit) -> None:
+        f = state.finding
+        if not f.tool:
+            ws.set_verification(f.id, UNVERIFIED, "no analyzer checks a finding the review reported")
+            return
+        try:
+            fresh = self.scanner().recheck(f.path, f.tool)
+        except (AnalyzerError, ScanError) as exc:
+            ws.set_verification(f.id, UNVERIFIED, str(exc))
+            return
+        moved = edit.moved(f.line)
+        lines = set(edit.new_span) if moved is None else {moved}
+        left = sorted(t.line for t in fresh if t.rule_id == f.check_id and t.line in lines)
+        if left:
+            ws.set_verification(f.id, STILL_PRESENT, f"{f.tool} reports it at {f.path}:{left[0]}")
+        else:
+            ws.set_verification(f.id, RESOLVED)
 
     def discard(self, finding_id: str) -> str:
         ws = self.review.require()

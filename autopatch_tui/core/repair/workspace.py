@@ -1,7 +1,9 @@
 """The audit workspace: the review/runtime state of one `code_audit`, held in memory only.
 
 It holds the findings, each finding's state (`open` → `patched` | `failed`, then `applied` or
-`discarded` for a patched one) and the current patch draft. `/new` and `/reset` end it; the
+`discarded` for a patched one; a patched one becomes `stale` when applying another patch changed
+its text) and the current patch draft. An applied patch carries its verification (the analyzer's
+re-run on the changed file): resolved, still present, or unverified. `/new` and `/reset` end it; the
 project's Memory never stores it (repair turns store only their stable summaries). All methods
 are thread-safe: a workflow runs in a worker thread while the UI reads."""
 
@@ -9,13 +11,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.findings import Finding, PatchDraft
+from autopatch_tui.core.repair.patching import Edit, rebase_draft
 from autopatch_tui.core.repair.scanner import ScanReport
 
-OPEN, PATCHED, FAILED, APPLIED, DISCARDED = "open", "patched", "failed", "applied", "discarded"
+OPEN, PATCHED, FAILED, APPLIED, DISCARDED, STALE = "open", "patched", "failed", "applied", "discarded", "stale"
+RESOLVED, STILL_PRESENT, UNVERIFIED = "resolved", "still present", "unverified"
 
 
 class WorkspaceError(AutopatchError):
@@ -28,6 +32,8 @@ class FindingState:
     status: str = OPEN
     draft: PatchDraft | None = None
     failure: str = ""  # a short, safe reason (no model text)
+    verification: str = ""  # after apply: RESOLVED | STILL_PRESENT | UNVERIFIED
+    verification_note: str = ""  # why it is unverified, or where the finding still is
 
 
 @dataclass
@@ -99,16 +105,48 @@ class AuditWorkspace:
             state.draft = draft
 
     def close_patch(self, finding_id: str, status: str,
-                    action: Callable[[PatchDraft], None] | None = None) -> FindingState:
+                    action: Callable[[PatchDraft], object] | None = None) -> FindingState:
         """End a pending patch as `status`. `action` (e.g. writing the file) runs first, on the draft
-        that is current at that moment, under the lock; if it raises, the patch stays pending."""
+        that is current at that moment, under the lock; if it raises, the patch stays pending. A
+        stale patch can only be discarded."""
         with self._lock:
-            state = self.pending_patch(finding_id)
+            state = self.get(finding_id)
+            if not (status == DISCARDED and state.status == STALE):
+                state = self.pending_patch(finding_id)
             if action is not None:
                 assert state.draft is not None
                 action(state.draft)
             state.status = status
             return state
+
+    def set_verification(self, finding_id: str, outcome: str, note: str = "") -> None:
+        with self._lock:
+            state = self.get(finding_id)
+            state.verification, state.verification_note = outcome, note
+
+    def rebase_after_apply(self, applied_id: str, edit: Edit, current: str) -> tuple[list[str], list[str]]:
+        """After `applied_id`'s patch changed its file (now `current`): every other finding of that
+        file gets its moved line; each other pending patch is re-based on the new text, or marked
+        stale when its old text is gone (or would no longer parse). (re-based IDs, stale IDs)."""
+        rebased: list[str] = []
+        stale: list[str] = []
+        with self._lock:
+            path = self.get(applied_id).finding.path
+            for fid, state in self.states.items():
+                if fid == applied_id or state.finding.path != path:
+                    continue
+                moved = edit.moved(state.finding.line)
+                state.finding = replace(state.finding, line=edit.start_line if moved is None else moved)
+                if state.status != PATCHED or state.draft is None:
+                    continue
+                draft = rebase_draft(state.draft, current)
+                if draft is None:
+                    state.status, state.failure = STALE, f"the file changed when the patch for {applied_id} was applied"
+                    stale.append(fid)
+                else:
+                    state.draft = draft
+                    rebased.append(fid)
+        return rebased, stale
 
 
 class ReviewState:

@@ -1,0 +1,144 @@
+"""Semgrep for Java, JavaScript, TypeScript and Go: `semgrep scan --json` with only the rule pack
+this package ships (`autopatch_tui/core/repair/rules/*.yml`).
+
+Offline and private: `--metrics=off`, `--disable-version-check`, local rule files only (no
+registry, no login), and the environment carries no app or provider settings. `nosemgrep`
+comments are honoured (Semgrep's default). Rule IDs are kept as written in the rule files
+(`--no-rewrite-rule-ids`): `java.weak-md5`, never a path-derived prefix. A target Semgrep reports
+as unparseable (or too slow to analyze) is listed as unparsed, not as a finding."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from autopatch_tui.core.agent.source_tools import MAX_FILE_BYTES
+from autopatch_tui.core.repair.analyzers.base import (
+    DEFAULT_TIMEOUT_SECONDS,
+    ERROR,
+    INFO,
+    WARNING,
+    Analysis,
+    AnalyzerError,
+    ToolFinding,
+    failed,
+    file_args,
+    positive,
+    reason,
+    relative,
+    run_tool,
+    tool_env,
+)
+from autopatch_tui.core.repair.languages import GO, JAVA, JAVASCRIPT, TSX, TYPESCRIPT, language_of
+
+NAME = "semgrep"
+RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+RULE_FILES = {JAVA: "java.yml", JAVASCRIPT: "javascript.yml", TYPESCRIPT: "javascript.yml",
+              TSX: "javascript.yml", GO: "go.yml"}
+PER_FILE_RULE_SECONDS = 5  # semgrep's own per-rule, per-file bound
+_SEVERITY = {"ERROR": ERROR, "WARNING": WARNING, "INFO": INFO}
+_ID_LINE = re.compile(r"^\s*-\s+id:\s*([A-Za-z0-9_.-]+)\s*$", re.MULTILINE)
+
+
+@cache
+def rule_ids(rules_dir: Path = RULES_DIR) -> frozenset[str]:
+    """Every rule ID of the rule pack."""
+    return frozenset(m for f in sorted(rules_dir.glob("*.yml")) for m in _ID_LINE.findall(f.read_text("utf-8")))
+
+
+def find_semgrep() -> str | None:
+    """The `semgrep` installed beside this interpreter (the package's own dependency), else PATH."""
+    beside = Path(sys.executable).parent / "semgrep"
+    if beside.is_file():
+        return str(beside)
+    return shutil.which("semgrep")
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class SemgrepAnalyzer:
+    name = NAME
+    languages = frozenset(RULE_FILES)
+
+    def __init__(self, *, binary: str | None = None, rules_dir: Path = RULES_DIR,
+                 timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        self.binary = binary
+        self.rules_dir = rules_dir
+        self.timeout = timeout
+
+    def configs(self, files: Sequence[str]) -> list[Path]:
+        names = dict.fromkeys(RULE_FILES[lang] for f in files if (lang := language_of(f)) in RULE_FILES)
+        return [self.rules_dir / n for n in sorted(names)]
+
+    def argv(self, binary: str, configs: list[Path], files: list[str]) -> list[str]:
+        argv = [binary, "scan", "--json", "--metrics=off", "--disable-version-check", "--oss-only",
+                "--no-rewrite-rule-ids", "--quiet", "--timeout", str(PER_FILE_RULE_SECONDS),
+                "--max-target-bytes", str(MAX_FILE_BYTES)]
+        for config in configs:
+            argv += ["--config", str(config)]
+        return argv + files
+
+    def analyze(self, repo: Path, files: Sequence[str]) -> Analysis:
+        configs = self.configs(files)
+        result = Analysis()
+        if not configs:
+            return result
+        binary = self.binary or find_semgrep()
+        if binary is None:
+            raise AnalyzerError("semgrep is not installed (pip install semgrep)")
+        env = tool_env({"SEMGREP_SEND_METRICS": "off", "SEMGREP_ENABLE_VERSION_CHECK": "0"})
+        for chunk in file_args(files):
+            output = run_tool(NAME, self.argv(binary, configs, chunk), cwd=repo, timeout=self.timeout, env=env)
+            try:
+                data = json.loads(output.stdout)
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                raise (failed(NAME, output) if output.returncode else
+                       AnalyzerError("semgrep printed output that is not JSON")) from None
+            if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+                raise failed(NAME, output) if output.returncode else AnalyzerError(
+                    "semgrep printed JSON of an unexpected shape")
+            self._parse(repo, data, result)
+        result.unparsed = sorted(set(result.unparsed))
+        return result
+
+    def _rule_id(self, check_id: str) -> str:
+        ids = rule_ids(self.rules_dir)
+        if check_id in ids:
+            return check_id
+        return next((i for i in ids if check_id.endswith("." + i)), check_id)
+
+    def _parse(self, repo: Path, data: dict, result: Analysis) -> None:
+        for err in data.get("errors") or []:
+            if not isinstance(err, dict) or err.get("level") != "error":
+                continue  # a warning (e.g. partial parsing): the file was still analyzed
+            raw = _text(err.get("path"))
+            path = relative(repo, raw) if raw else None
+            if path is not None:
+                result.unparsed.append(path)
+            elif not raw:
+                raise AnalyzerError("semgrep failed: " + (reason(_text(err.get("message"))) or "unknown error"))
+        for item in data["results"]:
+            if not isinstance(item, dict):
+                raise AnalyzerError("semgrep printed JSON of an unexpected shape")
+            path = relative(repo, _text(item.get("path")))
+            if path is None:
+                continue
+            extra = item.get("extra") if isinstance(item.get("extra"), dict) else {}
+            meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
+            refs = meta.get("references")
+            url = _text(refs[0]) if isinstance(refs, list) and refs else _text(refs)
+            start = item.get("start") if isinstance(item.get("start"), dict) else {}
+            end = item.get("end") if isinstance(item.get("end"), dict) else {}
+            line = positive(start.get("line"))
+            rule = self._rule_id(_text(item.get("check_id")) or "semgrep")
+            result.findings.append(ToolFinding(
+                NAME, rule, _SEVERITY.get(_text(extra.get("severity")).upper(), WARNING),
+                " ".join((_text(extra.get("message")) or rule).split()), path, line,
+                positive(start.get("col")), positive(end.get("line"), line), positive(end.get("col")), url))
