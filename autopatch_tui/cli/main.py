@@ -9,11 +9,12 @@ import sys
 from collections.abc import Sequence
 
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
-from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, add_memory_parsers
+from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY, add_memory_parsers
 from autopatch_tui.cli.output import error, warn
 from autopatch_tui.cli.store_cmds import add_store_parsers
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory.render import PERMISSION_CAUSES, degraded_hint
 from autopatch_tui.core.settings import load_settings
 
 STORE_MODULE = "autopatch_tui.cli.store_cmds"
@@ -54,7 +55,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         try:
             if mgr.redirect is not None:
                 warn(mgr.redirect.notice)
-            if not mgr.healthy and args.handler not in WORKS_DEGRADED and args.handler.__module__ != STORE_MODULE:
+            reads = args.handler in WORKS_READ_ONLY or getattr(args.handler, "reads_only", False)
+            if (not mgr.healthy and args.handler not in WORKS_DEGRADED and args.handler.__module__ != STORE_MODULE
+                    and not (reads and mgr.readable)):
                 mgr.require_healthy()
             return int(args.handler(mgr, args))
         finally:
@@ -66,6 +69,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         error(f"Memory is degraded: {exc.diagnostic}")
         if "merged into" in exc.diagnostic:
             error("register the holder's checkout or file with `memory stores add PATH` on this machine")
+        elif getattr(exc, "cause", None) in PERMISSION_CAUSES:
+            error(degraded_hint(exc.cause))
         else:
             error("run `autopatch-tui memory status` for details; `memory clear --confirm` starts a clean store")
         return EXIT_DEGRADED

@@ -1,15 +1,19 @@
 """Read-only source tools for `code_explain`, confined to the repository.
 
-Every path is resolved (symlinks included) and must stay inside the repo; `.autopatch-j/**` and
-`.git/**` are refused. Results are bounded."""
+Every path goes through `core.confine` (the one shared check): it must stay inside the repo, also
+through symlinks, and a `.git` or `.autopatch-j` component at any depth is refused. Results are
+bounded in size, and a search is bounded in wall-clock time as well (a model-chosen regex must not
+hang the request)."""
 
 from __future__ import annotations
 
 import os
-import re
+import time
 from pathlib import Path
 
-from autopatch_tui.core.constants import STATE_DIR_NAME
+import regex
+
+from autopatch_tui.core.confine import REFUSED_NAMES, ConfinementError, allowed_entry, confine
 from autopatch_tui.core.errors import AutopatchError
 
 MAX_READ_LINES = 400
@@ -18,7 +22,8 @@ MAX_LIST_ENTRIES = 400
 MAX_SEARCH_HITS = 50
 MAX_SEARCH_FILES = 5_000
 MAX_FILE_BYTES = 2_000_000
-REFUSED_DIRS = {STATE_DIR_NAME, ".git"}
+SEARCH_BUDGET_SECONDS = 2.0  # wall clock per search_text call, pattern matching included
+REFUSED_DIRS = set(REFUSED_NAMES)
 SKIPPED_DIRS = REFUSED_DIRS | {"node_modules", ".venv", "venv", "__pycache__", "build", "dist", "target"}
 
 
@@ -31,19 +36,10 @@ class SourceTools:
         self.repo = repo.resolve()
 
     def resolve(self, rel: str) -> Path:
-        if not isinstance(rel, str) or not rel.strip():
-            raise SourceToolError("a repository-relative path is required")
-        raw = Path(rel.strip())
-        if raw.is_absolute():
-            raise SourceToolError("absolute paths are refused; use a path relative to the repository")
-        target = (self.repo / raw).resolve()
         try:
-            inside = target.relative_to(self.repo)
-        except ValueError:
-            raise SourceToolError("that path leaves the repository") from None
-        if inside.parts and inside.parts[0] in REFUSED_DIRS:
-            raise SourceToolError(f"{inside.parts[0]}/ is not readable by tools")
-        return target
+            return confine(self.repo, rel)
+        except ConfinementError as exc:
+            raise SourceToolError(str(exc)) from None
 
     def read_file(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         target = self.resolve(path)
@@ -66,7 +62,7 @@ class SourceTools:
             raise SourceToolError("not a directory")
         entries = []
         for child in sorted(target.iterdir(), key=lambda p: p.name):
-            if child.name in SKIPPED_DIRS:
+            if child.name in SKIPPED_DIRS or not allowed_entry(self.repo, child):
                 continue
             entries.append(child.name + ("/" if child.is_dir() else ""))
             if len(entries) >= MAX_LIST_ENTRIES:
@@ -74,23 +70,32 @@ class SourceTools:
                 break
         return "\n".join(entries) or "(empty)"
 
-    def search_text(self, pattern: str, path: str = ".") -> str:
+    def search_text(self, pattern: str, path: str = ".", *, budget: float = SEARCH_BUDGET_SECONDS) -> str:
         if not pattern:
             raise SourceToolError("a search pattern is required")
         try:
-            rx = re.compile(pattern)
-        except re.error:
-            rx = re.compile(re.escape(pattern))
+            rx = regex.compile(pattern)
+        except (regex.error, ValueError, OverflowError):
+            rx = regex.compile(regex.escape(pattern))
         root = self.resolve(path or ".")
         hits: list[str] = []
         scanned = 0
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        deadline = time.monotonic() + budget
+        stopped = f"[... search stopped: its time budget of {budget:g} s ran out; narrow the path or simplify the pattern ...]"
+        if root.is_file():
+            walk: list[tuple[str, list[str], list[str]]] = [(str(root.parent), [], [root.name])]
+        else:
+            walk = os.walk(root)  # type: ignore[assignment]
+        for dirpath, dirnames, filenames in walk:
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS
+                                 and allowed_entry(self.repo, Path(dirpath) / d))
             for name in sorted(filenames):
                 f = Path(dirpath) / name
                 scanned += 1
                 if scanned > MAX_SEARCH_FILES or len(hits) >= MAX_SEARCH_HITS:
                     return "\n".join(hits + ["[... search stopped at its bound ...]"])
+                if time.monotonic() >= deadline:
+                    return "\n".join(hits + [stopped])
                 if f.is_symlink() or f.stat().st_size > MAX_FILE_BYTES:
                     continue
                 try:
@@ -98,7 +103,14 @@ class SourceTools:
                 except (UnicodeDecodeError, OSError):
                     continue
                 for n, line in enumerate(text.splitlines(), 1):
-                    if rx.search(line):
+                    remaining = deadline - time.monotonic()
+                    try:
+                        if remaining <= 0:
+                            raise TimeoutError
+                        found = rx.search(line, timeout=remaining)
+                    except TimeoutError:
+                        return "\n".join(hits + [stopped])
+                    if found:
                         hits.append(f"{f.relative_to(self.repo).as_posix()}:{n}: {line[:200]}")
                         if len(hits) >= MAX_SEARCH_HITS:
                             break
