@@ -35,7 +35,7 @@ def confine(repo: Path, rel: str) -> Path:
         raise ConfinementError("absolute paths are refused; use a path relative to the repository")
     bad = refused_part(raw.parts)
     if bad:
-        raise ConfinementError(f"{bad}/ is not readable by tools (at any depth)")
+        raise ConfinementError(f"{bad}/ is not readable by tools")
     target = (repo / raw).resolve()
     try:
         inside = target.relative_to(repo)

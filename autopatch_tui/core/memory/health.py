@@ -137,10 +137,14 @@ def inspect_store(path: Path) -> Health:
             problem = f"cannot read {path}: no read permission"
         return Health(False, 0, f"{problem} (supported schema version {SCHEMA_VERSION}, found unknown)", cause=cause)
     try:
-        conn = open_readonly(path)
+        conn = _checkable_copy(path)
     except sqlite3.Error as exc:
-        return Health(False, 0, f"cannot open the database ({type(exc).__name__}; supported schema version "
-                                f"{SCHEMA_VERSION})", cause=UNREADABLE)
+        if "readonly" in str(exc).lower():  # a valid hot journal SQLite must roll back first
+            return Health(False, 0, f"memory.db-journal holds an interrupted write that was never rolled back "
+                                    f"(supported schema version {SCHEMA_VERSION}); the files are left as they are",
+                          cause=JOURNAL)
+        return Health(False, 0, f"the database is unreadable: {_safe_sqlite_message(exc)} "
+                                f"(supported schema version {SCHEMA_VERSION})", cause=UNREADABLE)
     try:
         return _inspect_conn(conn)
     except sqlite3.DatabaseError as exc:
@@ -148,6 +152,32 @@ def inspect_store(path: Path) -> Health:
                                 f"(supported schema version {SCHEMA_VERSION})", cause=UNREADABLE)
     finally:
         conn.close()
+
+
+MAX_COPY_BYTES = 512 * 1024 * 1024
+
+
+def _checkable_copy(path: Path) -> sqlite3.Connection:
+    """The store as an in-memory copy, read through a connection that leaves the folder untouched.
+    SQLite verifies CHECK constraints in `quick_check` only on a writable database, so the checks
+    run on the copy; a store too large to copy is checked in place (CHECKs then unverified)."""
+    src = open_readonly(path)
+    try:
+        size = src.execute("PRAGMA page_count").fetchone()[0] * src.execute("PRAGMA page_size").fetchone()[0]
+        if size > MAX_COPY_BYTES:
+            return src
+        mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        try:
+            src.backup(mem)
+        except BaseException:
+            mem.close()
+            raise
+    except BaseException:
+        src.close()
+        raise
+    src.close()
+    mem.row_factory = sqlite3.Row
+    return mem
 
 
 def check_runtime_invariants(conn: sqlite3.Connection) -> str | None:

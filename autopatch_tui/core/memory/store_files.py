@@ -57,7 +57,8 @@ def preflight(paths: StorePaths) -> Health | None:
     try:
         link = symlink_in(paths)
     except PermissionError:
-        return _degraded(f"cannot read {paths.state_dir}: no search permission on the folder", PERMISSION)
+        return _degraded(f"cannot read the Memory folder: no read and search permission on the folder "
+                         f"{paths.state_dir}", PERMISSION)
     if link is not None:
         return _degraded(f"{_link_text(link)}; remove the link, or {CLEAR_MOVES_ASIDE.replace('it aside', 'the link aside')}"
                          " (its target is untouched)", SYMLINK)

@@ -19,6 +19,7 @@ from autopatch_tui.core.agent.source_tools import (
     SourceToolError,
     SourceTools,
 )
+from autopatch_tui.core.confine import refused_name
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.findings import SCANNER, Finding
 
@@ -100,7 +101,7 @@ class Scanner:
                     seen[root] = None
                 continue
             for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not refused_name(d))
                 for name in sorted(filenames):
                     f = Path(dirpath) / name
                     if name.endswith(".py") and not f.is_symlink():
