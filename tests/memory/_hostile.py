@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.fixtures import make_git_repo, raw_connect
+from tests.support.fixtures import raw_connect, write_git_layout
 
 NOBODY = 65534
 IS_ROOT = os.geteuid() == 0
@@ -126,8 +126,8 @@ def new_world(template: Path) -> World:
     """A checkout with a healthy store copied from `template` (a closed store file), another
     project with a healthy store, and an `elsewhere` folder outside both."""
     base = world_dir("apj-hostile-")
-    repo = make_git_repo(base / "project")
-    other = make_git_repo(base / "other-project", remote="https://example.org/other.git")
+    repo = write_git_layout(base / "project", "https://example.org/project.git")  # no git process: fast
+    other = write_git_layout(base / "other-project", "https://example.org/other.git")
     for checkout in (repo, other):
         state = checkout / ".autopatch-j"
         state.mkdir(mode=0o700)

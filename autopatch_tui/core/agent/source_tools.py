@@ -8,12 +8,12 @@ hang the request)."""
 from __future__ import annotations
 
 import os
-import time
+import threading
 from pathlib import Path
 
 import regex
 
-from autopatch_tui.core.confine import REFUSED_NAMES, ConfinementError, allowed_entry, confine
+from autopatch_tui.core.confine import REFUSED_NAMES, ConfinementError, allowed_entry, confine, refused_name
 from autopatch_tui.core.errors import AutopatchError
 
 MAX_READ_LINES = 400
@@ -71,21 +71,52 @@ class SourceTools:
         return "\n".join(entries) or "(empty)"
 
     def search_text(self, pattern: str, path: str = ".", *, budget: float = SEARCH_BUDGET_SECONDS) -> str:
+        """Lines matching `pattern` (a regex; an invalid one is searched literally). Bounded by hits,
+        files and `budget` seconds of wall-clock time: the search runs in a worker thread (the
+        `regex` package releases the GIL with `concurrent=True`) that this call waits for at most
+        `budget`; each match is also capped at `budget` CPU seconds (`regex`'s `timeout`), so a
+        catastrophic pattern left behind stops on its own soon after."""
         if not pattern:
             raise SourceToolError("a search pattern is required")
-        try:
-            rx = regex.compile(pattern)
-        except (regex.error, ValueError, OverflowError):
-            rx = regex.compile(regex.escape(pattern))
         root = self.resolve(path or ".")
         hits: list[str] = []
-        scanned = 0
-        deadline = time.monotonic() + budget
-        stopped = f"[... search stopped: its time budget of {budget:g} s ran out; narrow the path or simplify the pattern ...]"
+        outcome: list[BaseException | str] = []
+        stop = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome.append(self._search(pattern, root, hits, stop, budget))
+            except BaseException as exc:  # handed to the caller below
+                outcome.append(exc)
+
+        worker = threading.Thread(target=work, name="search-text", daemon=True)
+        worker.start()
+        worker.join(budget)
+        stopped = (f"[... search stopped: its time budget of {budget:g} s ran out; narrow the path or simplify "
+                   "the pattern ...]")
+        if worker.is_alive() or not outcome:
+            stop.set()
+            return "\n".join([*list(hits)[:MAX_SEARCH_HITS], stopped])
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        if result == "time":
+            return "\n".join([*hits, stopped])
+        if result == "bound":
+            return "\n".join([*hits, "[... search stopped at its bound ...]"])
+        return "\n".join(hits) or "no matches"
+
+    def _search(self, pattern: str, root: Path, hits: list[str], stop: threading.Event, budget: float) -> str:
+        """'done', 'bound' or 'time'; appends hits as it goes."""
+        try:
+            rx = regex.compile(pattern)
+        except (regex.error, ValueError, OverflowError, RecursionError):
+            rx = regex.compile(regex.escape(pattern))
         if root.is_file():
             walk: list[tuple[str, list[str], list[str]]] = [(str(root.parent), [], [root.name])]
         else:
             walk = os.walk(root)  # type: ignore[assignment]
+        scanned = 0
         for dirpath, dirnames, filenames in walk:
             dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS
                                  and allowed_entry(self.repo, Path(dirpath) / d))
@@ -93,25 +124,24 @@ class SourceTools:
                 f = Path(dirpath) / name
                 scanned += 1
                 if scanned > MAX_SEARCH_FILES or len(hits) >= MAX_SEARCH_HITS:
-                    return "\n".join(hits + ["[... search stopped at its bound ...]"])
-                if time.monotonic() >= deadline:
-                    return "\n".join(hits + [stopped])
-                if f.is_symlink() or f.stat().st_size > MAX_FILE_BYTES:
+                    return "bound"
+                if stop.is_set():
+                    return "time"
+                if f.is_symlink() or refused_name(name) or f.stat().st_size > MAX_FILE_BYTES:
                     continue
                 try:
                     text = f.read_text(encoding="utf-8")
                 except (UnicodeDecodeError, OSError):
                     continue
                 for n, line in enumerate(text.splitlines(), 1):
-                    remaining = deadline - time.monotonic()
+                    if stop.is_set():
+                        return "time"
                     try:
-                        if remaining <= 0:
-                            raise TimeoutError
-                        found = rx.search(line, timeout=remaining)
+                        found = rx.search(line, timeout=budget, concurrent=True)
                     except TimeoutError:
-                        return "\n".join(hits + [stopped])
+                        return "time"
                     if found:
                         hits.append(f"{f.relative_to(self.repo).as_posix()}:{n}: {line[:200]}")
                         if len(hits) >= MAX_SEARCH_HITS:
                             break
-        return "\n".join(hits) or "no matches"
+        return "done"
