@@ -466,3 +466,17 @@ def test_failures_total_counts_what_the_list_leaves_out(manager) -> None:
     assert report.failures_total == total
     from autopatch_tui.core.memory.render import render_status
     assert any(f"({total} in all)" in line for line in render_status(report))
+
+
+def test_export_to_never_overwrites_and_accepts_a_folder(tmp_path: Path, invoke_cli, repo: Path) -> None:
+    taken = tmp_path / "taken.json"
+    taken.write_text("keep me")
+    rc, _, err = invoke_cli("memory", "export", "--to", str(taken))
+    assert rc == 1 and "never overwrites" in err and taken.read_text() == "keep me"
+    folder = tmp_path / "out"
+    folder.mkdir()
+    rc, out, err = invoke_cli("memory", "export", "--to", str(folder), json=True)
+    assert rc == 0, err
+    written = Path(out["path"])
+    assert written.parent == folder and written.name.startswith("memory-") and oct(written.stat().st_mode & 0o777) == "0o600"
+    assert not (repo / ".autopatch-j" / "memory-exports").exists()

@@ -154,7 +154,7 @@ def inspect_store(path: Path) -> Health:
         conn.close()
 
 
-MAX_COPY_BYTES = 512 * 1024 * 1024
+MAX_COPY_BYTES = 256 * 1024 * 1024
 
 
 def _checkable_copy(path: Path) -> sqlite3.Connection:
