@@ -352,12 +352,14 @@ def test_every_command_on_a_damaged_store(name: str, world: World, invoke_cli, t
         assert _snapshot(world, variant) == before
         return
     assert rc == 0, err
+    clear_err = err
     rc, status, err = cli("memory", "status", json=True)
     assert rc == 0 and status["state"] == "healthy", status
     for rel in variant.watch:  # clearing never empties, deletes or writes what a link pointed at
         assert tree_fingerprint(world.base / rel) == before[rel]
-    if variant.cause in ("symlink", "not_a_file"):
-        assert "moved aside" in err or True
+    if variant.cause in ("symlink", "not_a_file"):  # and says where it went
+        moved = [line.split("moved aside (not deleted): ", 1)[1] for line in clear_err.splitlines() if "moved aside" in line]
+        assert moved and all(os.path.lexists(p) and ".aside-" in p for p in moved), clear_err
     if name == "db-is-a-folder":
         aside = [p for p in world.state.iterdir() if p.name.startswith("memory.db.aside-")]
         assert len(aside) == 1 and (aside[0] / "keep.txt").read_text() == "a folder someone named memory.db"
@@ -480,3 +482,26 @@ def test_export_to_never_overwrites_and_accepts_a_folder(tmp_path: Path, invoke_
     written = Path(out["path"])
     assert written.parent == folder and written.name.startswith("memory-") and oct(written.stat().st_mode & 0o777) == "0o600"
     assert not (repo / ".autopatch-j" / "memory-exports").exists()
+
+
+def test_a_link_planted_between_the_check_and_the_open_is_refused(world: World, monkeypatch) -> None:
+    """The race the preflight alone cannot close: SQLite must be found to have opened exactly the
+    checked file, or the connection is closed unused."""
+    from autopatch_tui.core.errors import SymlinkRefusedError
+    from autopatch_tui.core.memory import store_files
+    from autopatch_tui.core.paths import StorePaths
+
+    other_db = world.other / ".autopatch-j" / "memory.db"
+    before = tree_fingerprint(other_db.parent)
+    real_open = store_files.open_readwrite
+
+    def swap_then_open(path, **kw):
+        os.replace(world.db, world.elsewhere / "moved.db")
+        os.symlink(other_db, world.db)
+        return real_open(path, **kw)
+
+    monkeypatch.setattr(store_files, "open_readwrite", swap_then_open)
+    with pytest.raises(SymlinkRefusedError) as caught:
+        store_files.open_verified(StorePaths(world.repo))
+    assert "memory.db is a symbolic link" in str(caught.value)
+    assert tree_fingerprint(other_db.parent) == before
