@@ -105,11 +105,13 @@ def write_access_problem(path: Path, *, folder: bool = False) -> str | None:
 
 
 def read_access_problem(path: Path, *, folder: bool = False) -> str | None:
-    mode = os.R_OK | (os.X_OK if folder else 0)
+    """'no read permission on PATH' (a file), 'no search permission on the folder PATH' (a folder:
+    reaching its files needs x, not r)."""
+    mode = os.X_OK if folder else os.R_OK
     ok = os.access(path, mode, effective_ids=True) if _EFFECTIVE else os.access(path, mode)
     if ok:
         return None
-    what = "read and search permission on the folder" if folder else "read permission on"
+    what = "search permission on the folder" if folder else "read permission on"
     return f"no {what} {path}"
 
 

@@ -246,7 +246,8 @@ VARIANTS: dict[str, Variant] = {
     "db-file-unreadable": Variant(_chmod(".autopatch-j/memory.db", 0o000), "permission",
                                   ("no read permission on", "memory.db"), clearable=False),
     "state-dir-unsearchable": Variant(_chmod(".autopatch-j", 0o600), "permission",
-                                      ("no read and search permission on the folder",), clearable=False),
+                                      ("no search permission on the folder", ".autopatch-j"),
+                                      clearable=False),
 }
 
 COMMANDS = (

@@ -43,15 +43,33 @@ def _side(path: Path, suffix: str) -> Path:
     return path.with_name(path.name + suffix)
 
 
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+
+
+def garbage_journal(path: Path) -> int | None:
+    """The size of `path`'s `-journal` when it is not an SQLite rollback journal although SQLite
+    would take it for a hot one (first byte not zero, no journal magic), else None."""
+    journal = _side(path, "-journal")
+    try:
+        with journal.open("rb") as fh:
+            head = fh.read(len(JOURNAL_MAGIC))
+        size = journal.stat().st_size
+    except OSError:
+        return None
+    if not head or head[0] == 0 or head == JOURNAL_MAGIC:
+        return None
+    return size
+
+
 def untouched_params(path: Path) -> dict[str, str]:
     """URI parameters that read `path` without creating or changing any file in its folder.
 
     A WAL file whose `-wal` and `-shm` both exist (a live peer, or a crash) is read normally in
     `mode=ro`: SQLite uses the side files that are there and creates none. A rollback-journal file
-    without a `-journal` is read in `mode=ro` too (with locking, so a concurrent first start is
-    waited for). Everything else — above all a WAL file without side files, where `mode=ro` would
+    is read in `mode=ro` too (with locking, so a concurrent first start is waited for), unless its
+    `-journal` is garbage that SQLite would try to roll back. Everything else — above all a WAL file without side files, where `mode=ro` would
     create an empty `-wal` and a 32 KB `-shm` — is opened `immutable=1`: no locks, no side files."""
-    wal, shm, journal = _side(path, "-wal"), _side(path, "-shm"), _side(path, "-journal")
+    wal, shm = _side(path, "-wal"), _side(path, "-shm")
     try:
         with path.open("rb") as fh:
             head = fh.read(20)
@@ -60,7 +78,9 @@ def untouched_params(path: Path) -> dict[str, str]:
     wal_mode = head[18:20] == b"\x02\x02"
     if wal_mode and wal.exists() and shm.exists():
         return {"mode": "ro"}
-    if not wal_mode and len(head) == 20 and not journal.exists() and not wal.exists():
+    if not wal_mode and len(head) == 20 and not wal.exists() and not garbage_journal(path):
+        # a `-journal` here is empty, finished, or real: SQLite waits on a live writer's lock, and
+        # refuses a hot one it cannot roll back read-only
         return {"mode": "ro"}
     return {"mode": "ro", "immutable": "1"}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autopatch_tui.core.errors import SymlinkRefusedError
 from autopatch_tui.core.memory.health import JOURNAL, NOT_A_FILE, PERMISSION, SYMLINK, Health
-from autopatch_tui.core.memory.sqlite import open_readwrite, opened_file
+from autopatch_tui.core.memory.sqlite import garbage_journal, open_readwrite, opened_file
 from autopatch_tui.core.paths import (
     StorePaths,
     create_private_file,
@@ -27,7 +27,6 @@ from autopatch_tui.core.paths import (
     write_access_problem,
 )
 
-JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 CLEAR_MOVES_ASIDE = "`memory clear --confirm` moves it aside (nothing is deleted) and starts a clean store"
 
 
@@ -57,8 +56,8 @@ def preflight(paths: StorePaths) -> Health | None:
     try:
         link = symlink_in(paths)
     except PermissionError:
-        return _degraded(f"cannot read the Memory folder: no read and search permission on the folder "
-                         f"{paths.state_dir}", PERMISSION)
+        return _degraded(f"cannot read the Memory folder: no search permission on the folder {paths.state_dir}",
+                         PERMISSION)
     if link is not None:
         return _degraded(f"{_link_text(link)}; remove the link, or {CLEAR_MOVES_ASIDE.replace('it aside', 'the link aside')}"
                          " (its target is untouched)", SYMLINK)
@@ -86,18 +85,12 @@ def preflight(paths: StorePaths) -> Health | None:
 
 
 def _journal_problem(paths: StorePaths) -> Health | None:
-    journal = paths.db.with_name(paths.db.name + "-journal")
-    try:
-        with journal.open("rb") as fh:
-            head = fh.read(len(JOURNAL_MAGIC))
-    except FileNotFoundError:
-        return None
-    if not head or head[0] == 0 or head == JOURNAL_MAGIC:
-        return None  # empty or finished (SQLite ignores it), or a real journal SQLite rolls back or waits on
-    size = journal.stat().st_size
-    return _degraded(f"{journal.name} next to the database is not an SQLite rollback journal ({size} bytes of "
+    size = garbage_journal(paths.db)
+    if size is None:
+        return None  # none, empty or finished (SQLite ignores it), or a real one SQLite rolls back or waits on
+    return _degraded(f"memory.db-journal next to the database is not an SQLite rollback journal ({size} bytes of "
                      "unknown content): SQLite would try to roll it back into the database; the files are left "
-                     f"as they are; {CLEAR_MOVES_ASIDE.replace('moves it aside (nothing is deleted)', 'deletes the database files')}",
+                     "as they are; `memory clear --confirm` deletes the database files and starts a clean store",
                      JOURNAL)
 
 
