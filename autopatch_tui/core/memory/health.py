@@ -7,12 +7,14 @@ words (object types and names, versions, counts: never row content)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from autopatch_tui.core.constants import SCHEMA_VERSION
-from autopatch_tui.core.memory.schema import CatalogEntry, expected_catalog, read_catalog
+from autopatch_tui.core.memory.schema import DDL, CatalogEntry, expected_catalog, read_catalog
 from autopatch_tui.core.memory.sqlite import open_readonly
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -93,6 +95,9 @@ def _inspect_conn(conn: sqlite3.Connection) -> Health:
     if problems != ["ok"]:  # covers CHECK and NOT NULL constraints of every table, and the b-trees
         first = problems[0].splitlines()[0][:120]
         return _degraded(version, f"integrity check failed ({len(problems)} problem(s), first: {first})", CORRUPT)
+    problem = check_problem(conn)
+    if problem:
+        return _degraded(version, f"integrity check failed ({problem})", CORRUPT)
     fk = conn.execute("PRAGMA foreign_key_check").fetchall()
     if fk:
         return _degraded(version, f"foreign key check failed ({len(fk)} row(s), first in table '{fk[0][0]}')",
@@ -137,7 +142,7 @@ def inspect_store(path: Path) -> Health:
             problem = f"cannot read {path}: no read permission"
         return Health(False, 0, f"{problem} (supported schema version {SCHEMA_VERSION}, found unknown)", cause=cause)
     try:
-        conn = _checkable_copy(path)
+        conn = open_readonly(path)
     except sqlite3.Error as exc:
         if "readonly" in str(exc).lower():  # a valid hot journal SQLite must roll back first
             return Health(False, 0, f"memory.db-journal holds an interrupted write that was never rolled back "
@@ -154,30 +159,54 @@ def inspect_store(path: Path) -> Health:
         conn.close()
 
 
-MAX_COPY_BYTES = 256 * 1024 * 1024
+_CHECK = re.compile(r"\bCHECK\s*\(", re.IGNORECASE)
+_TABLE = re.compile(r"^\s*CREATE\s+TABLE\s+(\w+)", re.IGNORECASE)
 
 
-def _checkable_copy(path: Path) -> sqlite3.Connection:
-    """The store as an in-memory copy, read through a connection that leaves the folder untouched.
-    SQLite verifies CHECK constraints in `quick_check` only on a writable database, so the checks
-    run on the copy; a store too large to copy is checked in place (CHECKs then unverified)."""
-    src = open_readonly(path)
-    try:
-        size = src.execute("PRAGMA page_count").fetchone()[0] * src.execute("PRAGMA page_size").fetchone()[0]
-        if size > MAX_COPY_BYTES:
-            return src
-        mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        try:
-            src.backup(mem)
-        except BaseException:
-            mem.close()
-            raise
-    except BaseException:
-        src.close()
-        raise
-    src.close()
-    mem.row_factory = sqlite3.Row
-    return mem
+def _balanced(sql: str, start: int) -> str:
+    """The text inside the parenthesis that opens just before `start` (quotes respected)."""
+    depth, i, quote = 1, start, None
+    while i < len(sql):
+        ch = sql[i]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return sql[start:i]
+        i += 1
+    raise ValueError("unbalanced CHECK in the schema")
+
+
+@lru_cache(maxsize=1)
+def check_constraints() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every table's CHECK expressions, taken from the v4 DDL itself (the catalog is verified to
+    equal it before these run)."""
+    out = []
+    for stmt in DDL:
+        table = _TABLE.match(stmt)
+        if table:
+            exprs = tuple(_balanced(stmt, m.end()) for m in _CHECK.finditer(stmt))
+            if exprs:
+                out.append((table.group(1), exprs))
+    return tuple(out)
+
+
+def check_problem(conn: sqlite3.Connection) -> str | None:
+    """SQLite's `quick_check` verifies CHECK constraints only on a writable connection; the store is
+    inspected read-only, so each table's rows are tested against its CHECKs here, one scan a table.
+    (A CHECK fails only when its expression is false, not NULL: `NOT (NULL)` selects nothing.)"""
+    for table, exprs in check_constraints():
+        where = " OR ".join(f"NOT ({e})" for e in exprs)
+        bad = conn.execute(f'SELECT count(*) FROM "{table}" NOT INDEXED WHERE {where}').fetchone()[0]
+        if bad:
+            return f"CHECK constraint failed in {table} ({bad} row(s))"
+    return None
 
 
 def check_runtime_invariants(conn: sqlite3.Connection) -> str | None:
