@@ -233,7 +233,7 @@ VARIANTS: dict[str, Variant] = {
     # things that are not files
     "db-is-a-folder": Variant(_db_folder, "not_a_file", ("memory.db is a folder", "moves it aside")),
     "wal-is-a-folder": Variant(_wal_folder, "not_a_file", ("memory.db-wal is a folder",)),
-    "db-is-a-fifo": Variant(_fifo, "not_a_file", ("memory.db is not a regular file",)),
+    "db-is-a-fifo": Variant(_fifo, "not_a_file", ("memory.db is a special file",)),
     "state-dir-is-a-file": Variant(_state_is_file, "not_a_file", (".autopatch-j is not a folder",)),
     # permissions: never "unreadable", never a suggestion to clear
     "db-file-read-only": Variant(_chmod(".autopatch-j/memory.db", 0o444), "read_only",

@@ -1,9 +1,11 @@
 """Validation of an existing memory.db, without modifying it.
 
 A store is healthy only when: it is an SQLite file; `user_version` is 4; its catalog equals exactly
-what `schema.DDL` creates; `quick_check` and `foreign_key_check` pass; the `memory_meta` singleton
-exists; exactly one thread is active. Anything else is degraded, and the diagnostic says why in safe
-words (object types and names, versions, counts: never row content)."""
+what `schema.DDL` creates; `quick_check`, every table's CHECK constraints (`check_problem`: a
+read-only `quick_check` skips them) and `foreign_key_check` pass; `memory_meta` holds exactly its one
+row and exactly one thread is active, both counted `NOT INDEXED`. Anything else is degraded with a
+`cause`, and the diagnostic says why in safe words (object types and names, versions, counts: never
+row content). Nothing here creates or changes a file (`sqlite.untouched_params`)."""
 
 from __future__ import annotations
 

@@ -59,8 +59,8 @@ def preflight(paths: StorePaths) -> Health | None:
         return _degraded(f"cannot read the Memory folder: no search permission on the folder {paths.state_dir}",
                          PERMISSION)
     if link is not None:
-        return _degraded(f"{_link_text(link)}; remove the link, or {CLEAR_MOVES_ASIDE.replace('it aside', 'the link aside')}"
-                         " (its target is untouched)", SYMLINK)
+        return _degraded(f"{_link_text(link)}; `memory clear --confirm` moves the link aside (its target is "
+                         "untouched) and starts a clean store, or remove the link yourself", SYMLINK)
     try:
         st_dir = os.lstat(paths.state_dir)
     except FileNotFoundError:
@@ -76,7 +76,7 @@ def preflight(paths: StorePaths) -> Health | None:
         except FileNotFoundError:
             continue
         if not stat.S_ISREG(st.st_mode):
-            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a special file (FIFO, socket or device)"
             return _degraded(f"{artifact} is {kind}, not a database file; {CLEAR_MOVES_ASIDE}", NOT_A_FILE)
         problem = read_access_problem(artifact)
         if problem:
