@@ -506,3 +506,43 @@ def test_a_link_planted_between_the_check_and_the_open_is_refused(world: World, 
         store_files.open_verified(StorePaths(world.repo))
     assert "memory.db is a symbolic link" in str(caught.value)
     assert tree_fingerprint(other_db.parent) == before
+
+
+def test_read_only_store_serves_every_browsing_read_and_refuses_every_write(world: World) -> None:
+    """What the Memory and History screens call works on a read-only store; every write is a typed
+    refusal naming the permission (never an SQLite 'readonly database' traceback), clear included."""
+    from autopatch_tui.core.errors import MemoryDegradedError
+    from autopatch_tui.core.settings import load_settings
+    from tests.support.memory_factory import add_item
+
+    os.environ["AUTOPATCH_HOME"] = str(world.home)
+    mgr = MemoryManager(world.repo, load_settings(), register=False)
+    try:
+        handle = mgr.begin_turn("how do we release?")
+        mgr.complete_turn(handle, "with the checklist")
+        item = add_item(mgr.store.conn(), subject="release checklist", statement="run it").logical_id
+    finally:
+        mgr.close()
+    os.chmod(world.state, 0o555)
+    give_to_nobody(world.base)
+    before = tree_fingerprint(world.state)
+    with unprivileged():
+        mgr = MemoryManager(world.repo, load_settings(), register=False)
+        try:
+            assert not mgr.healthy and mgr.readable
+            thread = mgr.active_thread_id()
+            assert [t.id for t in mgr.threads()] == [thread]
+            assert [t.id for t in mgr.thread_turns(thread)] == [handle.turn_id]
+            assert [t.id for t in mgr.recent_turns()] == [handle.turn_id]
+            assert [t.id for t in mgr.search_turns("release")] == [handle.turn_id]
+            assert mgr.turn_info(handle.turn_id).id == handle.turn_id
+            assert mgr.show_item(item).id == item
+            writes = (lambda: mgr.begin_turn("x"), lambda: mgr.forget(item), lambda: mgr.new_thread(timeout=0.1),
+                      lambda: mgr.clear(confirm=True), lambda: mgr.export_thread_markdown(thread))
+            for write in writes:
+                with pytest.raises(MemoryDegradedError) as caught:
+                    write()
+                assert caught.value.cause == "read_only" and ".autopatch-j" in caught.value.diagnostic
+        finally:
+            mgr.close()
+    assert tree_fingerprint(world.state) == before
