@@ -80,7 +80,11 @@ def tree_fingerprint(root: Path) -> dict[str, tuple[object, ...]]:
         for name in sorted([*dirnames, *filenames]):
             p = Path(dirpath) / name
             rel = str(p.relative_to(root))
-            s = os.lstat(p)
+            try:
+                s = os.lstat(p)
+            except PermissionError:  # below a folder without search permission (non-root runs)
+                out[rel] = ("unreachable",)
+                continue
             if stat.S_ISLNK(s.st_mode):
                 out[rel] = ("link", os.readlink(p))
             elif stat.S_ISDIR(s.st_mode):

@@ -408,16 +408,17 @@ def test_new_store_files_are_private_and_git_ignored(tmp_path: Path, settings, m
     assert oct(os.stat(home).st_mode & 0o777) == "0o700"
 
 
-def test_a_registry_link_is_refused_and_not_written_through(tmp_path: Path, settings, monkeypatch,
+@pytest.mark.parametrize("name", ["registry.db", "registry.db-wal"])
+def test_a_registry_link_is_refused_and_not_written_through(name: str, tmp_path: Path, settings, monkeypatch,
                                                             invoke_cli, repo: Path) -> None:
     home = tmp_path / "linked-home"
     home.mkdir(mode=0o700)
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"")
-    os.symlink(victim, home / "registry.db")
+    os.symlink(victim, home / name)
     monkeypatch.setenv("AUTOPATCH_HOME", str(home))
     rc, out, err = invoke_cli("memory", "stores", json=True)
-    assert rc == 1 and "registry.db is a symbolic link" in err and "Traceback" not in err
+    assert rc == 1 and f"{name} is a symbolic link" in err and "Traceback" not in err
     assert victim.read_bytes() == b""
     rc, out, err = invoke_cli("memory", "status", json=True)  # the store itself still works
     assert rc == 0 and out["state"] == "healthy"
