@@ -76,6 +76,9 @@ def cmd_search(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
+cmd_search.reads_only = True  # type: ignore[attr-defined]  # also runs on a read-only store
+
+
 def add_chat_parsers(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction,
                      common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("ask", help="one ordinary turn without the UI", parents=[common])

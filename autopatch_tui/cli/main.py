@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
-from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, add_memory_parsers
+from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY, add_memory_parsers
 from autopatch_tui.cli.output import error, warn
 from autopatch_tui.cli.signals import Terminated
 from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
@@ -21,6 +21,7 @@ from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, Usage
 from autopatch_tui.core.identity.repo import resolve_repo_root
 from autopatch_tui.core.logs import guard_handler, setup_file_log
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory.render import PERMISSION_CAUSES, degraded_hint
 from autopatch_tui.core.settings import load_settings
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,8 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
         try:
             if mgr.redirect is not None:
                 warn(mgr.redirect.notice)
-            if not mgr.healthy and args.handler not in WORKS_DEGRADED:
+            reads = args.handler in WORKS_READ_ONLY or getattr(args.handler, "reads_only", False)
+            if not mgr.healthy and args.handler not in WORKS_DEGRADED and not (reads and mgr.readable):
                 mgr.require_healthy()
             return int(args.handler(mgr, args))
         finally:
@@ -98,6 +100,8 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
         error(f"Memory is degraded: {exc.diagnostic}")
         if "merged into" in exc.diagnostic:
             error("register the holder's checkout or file with `memory stores add PATH` on this machine")
+        elif getattr(exc, "cause", None) in PERMISSION_CAUSES:
+            error(degraded_hint(exc.cause))
         else:
             error("run `autopatch-tui memory status` for details; `memory clear --confirm` starts a clean store")
         return EXIT_DEGRADED

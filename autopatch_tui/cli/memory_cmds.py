@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.cli.validate import timeout_seconds
@@ -51,12 +52,14 @@ def cmd_forget(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 def cmd_clear(mgr: MemoryManager, args: argparse.Namespace) -> int:
     thread_id = mgr.clear(confirm=args.confirm)
+    for moved in mgr.moved_aside:
+        warn(f"moved aside (not deleted): {moved}")
     say(f"Memory cleared. New empty active thread: {thread_id}. Existing exports were kept.")
     return 0
 
 
 def cmd_export(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    path = mgr.export()
+    path = mgr.export(to=Path(args.to) if args.to else None)
     if args.json:
         emit_json({"path": str(path)})
     else:
@@ -95,6 +98,8 @@ def cmd_process(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 # commands that can run on a degraded store
 WORKS_DEGRADED = {cmd_status, cmd_export, cmd_clear}
+# commands that only read: they also run on a read-only store (the manager refuses any write)
+WORKS_READ_ONLY = {cmd_list, cmd_show}
 
 
 def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse._SubParsersAction:
@@ -126,6 +131,7 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.set_defaults(handler=cmd_clear)
 
     p = msub.add_parser("export", help="write a JSON snapshot", parents=[common])
+    p.add_argument("--to", metavar="PATH", help="a new file, or a folder, instead of .autopatch-j/memory-exports/")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_export)
 

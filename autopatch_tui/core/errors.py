@@ -35,13 +35,37 @@ class MemoryStoreError(AutopatchError):
 
 
 class MemoryDegradedError(MemoryStoreError):
-    """The store failed validation; it is left untouched. `diagnostic` says why."""
+    """The store failed validation; it is left untouched. `diagnostic` says why, `cause` is the
+    stable word of `memory status` (e.g. "read_only", "symlink"), when known."""
 
     exit_code = 3
 
-    def __init__(self, diagnostic: str) -> None:
+    def __init__(self, diagnostic: str, cause: str | None = None) -> None:
         super().__init__(diagnostic)
         self.diagnostic = diagnostic
+        self.cause = cause
+
+
+class UnsafePathError(MemoryStoreError):
+    """A Memory or per-user path that must not be used as it is; `cause` as in `memory status`."""
+
+    cause = "unreadable"
+
+    def __init__(self, message: str, path: object) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class SymlinkRefusedError(UnsafePathError):
+    """A symlink below `<repo>/.autopatch-j/` or `$AUTOPATCH_HOME`: never followed (contracts §1)."""
+
+    cause = "symlink"
+
+
+class ReadOnlyPathError(UnsafePathError):
+    """A file or folder the app must write is not writable for this user."""
+
+    cause = "read_only"
 
 
 class MemorySchemaError(MemoryStoreError):

@@ -38,7 +38,7 @@ from autopatch_tui.core.memory import items as item_ops
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
 from autopatch_tui.core.memory.export import write_export
-from autopatch_tui.core.memory.health import check_runtime_invariants
+from autopatch_tui.core.memory.health import NO_CLEAR_CAUSES, check_runtime_invariants
 from autopatch_tui.core.memory.models import (
     FlushResult,
     ItemDetail,
@@ -64,6 +64,8 @@ from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
 from autopatch_tui.core.stores.service import StoreService
 
 log = logging.getLogger(__name__)
+# degraded stores whose file must not be handed to SQLite even for an export
+UNEXPORTABLE_CAUSES = frozenset({"symlink", "not_a_file", "permission"})
 DEFAULT_NEW_TIMEOUT_SECONDS = 20.0
 
 
@@ -117,6 +119,7 @@ class MemoryManager:
         )
         self.worker = BackgroundWorker(self.runner)
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
+        self.moved_aside: list[Path] = []  # what the last clear renamed aside (links, a folder named memory.db)
         self._closed = False
         self._background_wanted = False
         if self.store.healthy:
@@ -166,9 +169,18 @@ class MemoryManager:
     def healthy(self) -> bool:
         return self.store.healthy
 
+    @property
+    def readable(self) -> bool:
+        """Healthy, or intact but read-only (cause `read_only`): the read methods work."""
+        return self.store.readable
+
     def require_healthy(self) -> None:
         if not self.store.healthy:
-            raise MemoryDegradedError(self.store.health.diagnostic or "Memory is degraded")
+            raise self.store.degraded_error()
+
+    def require_readable(self) -> None:
+        if not self.store.readable:
+            raise self.store.degraded_error()
 
     def _on_damage(self, diagnostic: str) -> None:
         self.summary_stale = True
@@ -176,15 +188,20 @@ class MemoryManager:
         self.events.emit(MemoryChanged("degraded"))
 
     def status(self) -> StatusReport:
+        h = self.store.health
         if not self.store.healthy:
-            h = self.store.health
-            return degraded_status(self.paths, h.schema_version, h.diagnostic or "Memory is degraded")
+            diagnostic = h.diagnostic or "Memory is degraded"
+            if h.readable:  # read-only: the real counts, state degraded
+                report = healthy_status(self.store.read_conn(), self.paths, summary_stale=True)
+                return report.model_copy(update={"state": "degraded", "diagnostic": diagnostic, "cause": h.cause})
+            return degraded_status(self.paths, h.schema_version, diagnostic, cause=h.cause)
         conn = self.store.conn()
         problem = check_runtime_invariants(conn)
         if problem:  # lost at run time (active thread, meta row, catalog): degraded from now on
             self.store.mark_degraded(problem)
             self.summary_stale = True
-            return degraded_status(self.paths, self.store.health.schema_version, problem)
+            return degraded_status(self.paths, self.store.health.schema_version, problem,
+                                   cause=self.store.health.cause)
         return healthy_status(conn, self.paths, summary_stale=self.summary_stale)
 
     def recover(self) -> list[str]:
@@ -280,29 +297,23 @@ class MemoryManager:
 
     # --- history -------------------------------------------------------------------------
     def active_thread_id(self) -> str:
-        self.require_healthy()
-        return turn_ops.active_thread_id(self.store.conn())
+        return turn_ops.active_thread_id(self.store.read_conn())
 
     def threads(self) -> list[history.ThreadInfo]:
-        self.require_healthy()
-        return history.list_threads(self.store.conn())
+        return history.list_threads(self.store.read_conn())
 
     def thread_turns(self, thread_id: str, *, offset: int = 0, limit: int = 100) -> list[history.TurnInfo]:
-        self.require_healthy()
-        return history.thread_turns(self.store.conn(), thread_id, offset=offset, limit=limit)
+        return history.thread_turns(self.store.read_conn(), thread_id, offset=offset, limit=limit)
 
     def recent_turns(self, limit: int = 30) -> list[history.TurnInfo]:
-        self.require_healthy()
-        conn = self.store.conn()
+        conn = self.store.read_conn()
         return history.recent_turns(conn, turn_ops.active_thread_id(conn), limit)
 
     def search_turns(self, text: str, *, limit: int = 200) -> list[history.TurnInfo]:
-        self.require_healthy()
-        return history.search_turns(self.store.conn(), text, limit=limit)
+        return history.search_turns(self.store.read_conn(), text, limit=limit)
 
     def turn_info(self, turn_id: str) -> history.TurnInfo:
-        self.require_healthy()
-        return history.get_turn_info(self.store.conn(), turn_id)
+        return history.get_turn_info(self.store.read_conn(), turn_id)
 
     def export_thread_markdown(self, thread_id: str) -> Path:
         """Write one thread as Markdown next to the JSON exports; returns the path."""
@@ -310,18 +321,16 @@ class MemoryManager:
         text = history.thread_markdown(self.store.conn(), thread_id)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self.clock.now()))
         path = self.paths.exports_dir / f"thread-{thread_id}-{stamp}.md"
-        write_private_text(path, text)
+        write_private_text(path, text, root=self.paths.repo)
         return path
 
     # --- items ---------------------------------------------------------------------------
     def list_items(self, *, kind: str | None = None, status: str = "active", limit: int | None = None,
                    offset: int = 0) -> list[ItemSummary]:
-        self.require_healthy()
-        return item_ops.list_items(self.store.conn(), kind=kind, status=status, limit=limit, offset=offset)
+        return item_ops.list_items(self.store.read_conn(), kind=kind, status=status, limit=limit, offset=offset)
 
     def show_item(self, item_id: str) -> ItemDetail:
-        self.require_healthy()
-        return item_ops.show_item(self.store.conn(), item_id)
+        return item_ops.show_item(self.store.read_conn(), item_id)
 
     def forget(self, item_id: str) -> str:
         self.require_healthy()
@@ -337,11 +346,15 @@ class MemoryManager:
         if self.redirect is not None and self.redirect.db_path is None:
             # the file here is the retired backup of a merged store: never replace it with an empty one
             raise MemoryDegradedError(self.redirect.notice + "; nothing was cleared")
+        self.moved_aside = []
         if self.store.healthy:
             thread_id = clear_ops.clear_healthy(self.store.conn(), now=self.clock.now())
         else:
+            cause = self.store.health.cause
+            if cause in NO_CLEAR_CAUSES:  # a permission problem: clearing would not help, and must not wipe Memory
+                raise MemoryDegradedError(f"{self.store.health.diagnostic}; nothing was cleared", cause)
             self.store.close_connections()
-            clear_ops.delete_database_files(self.paths)
+            self.moved_aside = clear_ops.recover_files(self.paths, self.clock.now())
             self.store.reload()
             self.require_healthy()
             thread_id = turn_ops.active_thread_id(self.store.conn())
@@ -353,9 +366,13 @@ class MemoryManager:
         self.events.emit(MemoryChanged("clear"))
         return thread_id
 
-    def export(self) -> Path:
-        conn = self.store.conn() if self.store.healthy else None
-        return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn)
+    def export(self, to: Path | None = None) -> Path:
+        """A JSON snapshot in `.autopatch-j/memory-exports/`, or at `to` (a new file, or a new file
+        in the folder `to`): the way out of a read-only checkout."""
+        if not self.store.healthy and self.store.health.cause in UNEXPORTABLE_CAUSES:
+            raise self.store.degraded_error()
+        conn = self.store.read_conn() if self.store.readable else None
+        return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn, to=to)
 
     def close(self, *, join_timeout: float = 5.0) -> None:
         """Stop every pipeline step and background flush. After this returns the manager writes

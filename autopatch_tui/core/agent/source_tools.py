@@ -1,15 +1,19 @@
 """Read-only source tools for `code_explain`, confined to the repository.
 
-Every path is resolved (symlinks included) and must stay inside the repo; `.autopatch-j/**` and
-`.git/**` are refused. Results are bounded."""
+Every path goes through `core.confine` (the one shared check): it must stay inside the repo, also
+through symlinks, and a `.git` or `.autopatch-j` component at any depth is refused. Results are
+bounded in size, and a search is bounded in wall-clock time as well (a model-chosen regex must not
+hang the request)."""
 
 from __future__ import annotations
 
 import os
-import re
+import threading
 from pathlib import Path
 
-from autopatch_tui.core.constants import STATE_DIR_NAME
+import regex
+
+from autopatch_tui.core.confine import REFUSED_NAMES, ConfinementError, allowed_entry, confine, refused_name
 from autopatch_tui.core.errors import AutopatchError
 
 MAX_READ_LINES = 400
@@ -18,7 +22,8 @@ MAX_LIST_ENTRIES = 400
 MAX_SEARCH_HITS = 50
 MAX_SEARCH_FILES = 5_000
 MAX_FILE_BYTES = 2_000_000
-REFUSED_DIRS = {STATE_DIR_NAME, ".git"}
+SEARCH_BUDGET_SECONDS = 2.0  # wall clock per search_text call, pattern matching included
+REFUSED_DIRS = set(REFUSED_NAMES)
 SKIPPED_DIRS = REFUSED_DIRS | {"node_modules", ".venv", "venv", "__pycache__", "build", "dist", "target"}
 
 
@@ -31,19 +36,10 @@ class SourceTools:
         self.repo = repo.resolve()
 
     def resolve(self, rel: str) -> Path:
-        if not isinstance(rel, str) or not rel.strip():
-            raise SourceToolError("a repository-relative path is required")
-        raw = Path(rel.strip())
-        if raw.is_absolute():
-            raise SourceToolError("absolute paths are refused; use a path relative to the repository")
-        target = (self.repo / raw).resolve()
         try:
-            inside = target.relative_to(self.repo)
-        except ValueError:
-            raise SourceToolError("that path leaves the repository") from None
-        if inside.parts and inside.parts[0] in REFUSED_DIRS:
-            raise SourceToolError(f"{inside.parts[0]}/ is not readable by tools")
-        return target
+            return confine(self.repo, rel)
+        except ConfinementError as exc:
+            raise SourceToolError(str(exc)) from None
 
     def read_file(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         target = self.resolve(path)
@@ -66,7 +62,7 @@ class SourceTools:
             raise SourceToolError("not a directory")
         entries = []
         for child in sorted(target.iterdir(), key=lambda p: p.name):
-            if child.name in SKIPPED_DIRS:
+            if child.name in SKIPPED_DIRS or not allowed_entry(self.repo, child):
                 continue
             entries.append(child.name + ("/" if child.is_dir() else ""))
             if len(entries) >= MAX_LIST_ENTRIES:
@@ -74,32 +70,78 @@ class SourceTools:
                 break
         return "\n".join(entries) or "(empty)"
 
-    def search_text(self, pattern: str, path: str = ".") -> str:
+    def search_text(self, pattern: str, path: str = ".", *, budget: float = SEARCH_BUDGET_SECONDS) -> str:
+        """Lines matching `pattern` (a regex; an invalid one is searched literally). Bounded by hits,
+        files and `budget` seconds of wall-clock time: the search runs in a worker thread (the
+        `regex` package releases the GIL with `concurrent=True`) that this call waits for at most
+        `budget`; each match is also capped at `budget` CPU seconds (`regex`'s `timeout`), so a
+        catastrophic pattern left behind stops on its own soon after."""
         if not pattern:
             raise SourceToolError("a search pattern is required")
-        try:
-            rx = re.compile(pattern)
-        except re.error:
-            rx = re.compile(re.escape(pattern))
         root = self.resolve(path or ".")
         hits: list[str] = []
+        outcome: list[BaseException | str] = []
+        stop = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome.append(self._search(pattern, root, hits, stop, budget))
+            except BaseException as exc:  # handed to the caller below
+                outcome.append(exc)
+
+        worker = threading.Thread(target=work, name="search-text", daemon=True)
+        worker.start()
+        worker.join(budget)
+        stopped = (f"[... search stopped: its time budget of {budget:g} s ran out; narrow the path or simplify "
+                   "the pattern ...]")
+        if worker.is_alive() or not outcome:
+            stop.set()
+            return "\n".join([*list(hits)[:MAX_SEARCH_HITS], stopped])
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        if result == "time":
+            return "\n".join([*hits, stopped])
+        if result == "bound":
+            return "\n".join([*hits, "[... search stopped at its bound ...]"])
+        return "\n".join(hits) or "no matches"
+
+    def _search(self, pattern: str, root: Path, hits: list[str], stop: threading.Event, budget: float) -> str:
+        """'done', 'bound' or 'time'; appends hits as it goes."""
+        try:
+            rx = regex.compile(pattern)
+        except (regex.error, ValueError, OverflowError, RecursionError):
+            rx = regex.compile(regex.escape(pattern))
+        if root.is_file():
+            walk: list[tuple[str, list[str], list[str]]] = [(str(root.parent), [], [root.name])]
+        else:
+            walk = os.walk(root)  # type: ignore[assignment]
         scanned = 0
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        for dirpath, dirnames, filenames in walk:
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS
+                                 and allowed_entry(self.repo, Path(dirpath) / d))
             for name in sorted(filenames):
                 f = Path(dirpath) / name
                 scanned += 1
                 if scanned > MAX_SEARCH_FILES or len(hits) >= MAX_SEARCH_HITS:
-                    return "\n".join(hits + ["[... search stopped at its bound ...]"])
-                if f.is_symlink() or f.stat().st_size > MAX_FILE_BYTES:
+                    return "bound"
+                if stop.is_set():
+                    return "time"
+                if f.is_symlink() or refused_name(name) or f.stat().st_size > MAX_FILE_BYTES:
                     continue
                 try:
                     text = f.read_text(encoding="utf-8")
                 except (UnicodeDecodeError, OSError):
                     continue
                 for n, line in enumerate(text.splitlines(), 1):
-                    if rx.search(line):
+                    if stop.is_set():
+                        return "time"
+                    try:
+                        found = rx.search(line, timeout=budget, concurrent=True)
+                    except TimeoutError:
+                        return "time"
+                    if found:
                         hits.append(f"{f.relative_to(self.repo).as_posix()}:{n}: {line[:200]}")
                         if len(hits) >= MAX_SEARCH_HITS:
                             break
-        return "\n".join(hits) or "no matches"
+        return "done"

@@ -2,21 +2,24 @@
 
 Safe under concurrency: creation happens inside one `BEGIN IMMEDIATE` transaction that re-checks
 that the file is still empty, so several processes starting at once converge on one database and
-one active thread. An existing non-empty file is never touched here."""
+one active thread. An existing non-empty file is never touched here, and nothing is created when
+`store_files.preflight` finds a link, an odd file or a permission problem, or when the folder cannot
+be written (cause `read_only`)."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from autopatch_tui.core.constants import SCHEMA_VERSION
+from autopatch_tui.core.errors import UnsafePathError
 from autopatch_tui.core.ids import new_id
-from autopatch_tui.core.memory.health import Health, inspect_store
+from autopatch_tui.core.memory.health import READ_ONLY, Health, inspect_store
 from autopatch_tui.core.memory.schema import DDL, read_catalog
-from autopatch_tui.core.memory.sqlite import open_readwrite, write_txn
-from autopatch_tui.core.paths import ensure_private_dir
+from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.memory.store_files import ensure_gitignore, open_verified, preflight, write_problem
+from autopatch_tui.core.paths import StorePaths, create_private_file
 
 
 @dataclass(frozen=True)
@@ -43,19 +46,13 @@ def create_schema(conn: sqlite3.Connection, identity: StoreIdentity, now: float)
     return thread_id
 
 
-def _touch_private(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except FileExistsError:
-        return
-    os.close(fd)
-
-
 def bootstrap_if_empty(db: Path, identity: StoreIdentity, now: float) -> bool:
-    """Create the schema when `db` is missing or empty. Returns True when this call created it."""
-    ensure_private_dir(db.parent)
-    _touch_private(db)
-    conn = open_readwrite(db, create=True)
+    """Create the schema when `db` is missing or empty. Returns True when this call created it.
+    The folder (0700), `.gitignore` and the file (0600) are created without following links."""
+    paths = StorePaths.for_db(db)
+    create_private_file(paths.repo, db)
+    ensure_gitignore(paths)
+    conn = open_verified(paths)
     created = False
     try:
         with write_txn(conn):
@@ -70,9 +67,24 @@ def bootstrap_if_empty(db: Path, identity: StoreIdentity, now: float) -> bool:
 
 def open_or_create(db: Path, identity: StoreIdentity, now: float) -> Health:
     """Validate `db`; bootstrap it first when it is missing or empty. Never modifies a non-empty
-    file that fails validation."""
-    health = inspect_store(db)
+    file that fails validation, and never creates anything beside a degraded one."""
+    paths = StorePaths.for_db(db)
+    health = preflight(paths) or inspect_store(db)
     if health.empty:
-        bootstrap_if_empty(db, identity, now)
-        health = inspect_store(db)
+        problem = write_problem(paths)
+        if problem:
+            return Health(False, 0, problem, cause=READ_ONLY)
+        try:
+            bootstrap_if_empty(db, identity, now)
+        except UnsafePathError as exc:  # a link or a permission change since the preflight
+            return Health(False, 0, str(exc), cause=exc.cause)
+        health = preflight(paths) or inspect_store(db)
+    if health.healthy:
+        problem = write_problem(paths)
+        if problem:
+            return Health(False, health.schema_version, problem, cause=READ_ONLY, readable=True)
+        try:
+            ensure_gitignore(paths)
+        except UnsafePathError as exc:
+            return Health(False, health.schema_version, str(exc), cause=exc.cause)
     return health

@@ -1,15 +1,19 @@
 """`memory clear --confirm`: fence old workers (generation bump) and delete all Memory data,
 leaving one new empty active thread. On a degraded store: delete exactly the database file and its
-side files and create a clean v4 database, never reading or patching the old schema."""
+side files and create a clean v4 database, never reading or patching the old schema. A symlink or a
+non-file (a folder named memory.db) on the way is moved aside, never deleted or followed."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
+from autopatch_tui.core.errors import ReadOnlyPathError
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory.items import bump_data_version
 from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.memory.store_files import move_aside_odd_files
 from autopatch_tui.core.paths import StorePaths
 
 DATA_TABLES = (  # children first
@@ -46,5 +50,16 @@ def delete_database_files(paths: StorePaths) -> list[str]:
             artifact.unlink()
         except FileNotFoundError:
             continue
+        except PermissionError as exc:
+            raise ReadOnlyPathError(f"cannot delete {artifact}: no write permission on {artifact.parent}",
+                                    artifact) from exc
         removed.append(artifact.name)
     return removed
+
+
+def recover_files(paths: StorePaths, now: float) -> list[Path]:
+    """Make way for a clean store: links and non-files are moved aside (returned), then the
+    regular database files are deleted."""
+    moved = move_aside_odd_files(paths, now)
+    delete_database_files(paths)
+    return moved

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.constants import SCHEMA_VERSION
-from autopatch_tui.core.errors import MemoryStoreError
+from autopatch_tui.core.errors import MemoryStoreError, ReadOnlyPathError
 from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
 from autopatch_tui.core.memory.status import failure_from_row
-from autopatch_tui.core.paths import StorePaths, ensure_private_dir
+from autopatch_tui.core.paths import StorePaths, open_dir
 
 EXPORT_FORMAT = "autopatch-memory-export"
 MAX_NAME_ATTEMPTS = 10_000
@@ -106,23 +106,44 @@ def build_snapshot(conn: sqlite3.Connection, *, repo: str, now: float) -> dict[s
     return snapshot
 
 
-def _publish(tmp: Path, exports_dir: Path, stamp: str) -> Path:
+def _publish(tmp: str, dfd: int, exports_dir: Path, stamp: str) -> Path:
     for n in range(MAX_NAME_ATTEMPTS):
-        final = exports_dir / (f"memory-{stamp}.json" if n == 0 else f"memory-{stamp}-{n}.json")
+        name = f"memory-{stamp}.json" if n == 0 else f"memory-{stamp}-{n}.json"
         try:
-            os.link(tmp, final)
+            os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
         except FileExistsError:
             continue
-        return final
+        return exports_dir / name
     raise MemoryStoreError("cannot find a free export file name")
 
 
-def write_export(paths: StorePaths, *, repo: str, now: float, conn: sqlite3.Connection | None = None) -> Path:
+def _write_new_file(path: Path, data: bytes) -> Path:
+    """`export --to FILE`: a new private file; an existing one is never overwritten."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        raise MemoryStoreError(f"{path} exists; an export never overwrites a file") from None
+    except OSError as exc:
+        raise MemoryStoreError(f"cannot write {path} ({type(exc).__name__})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_export(paths: StorePaths, *, repo: str, now: float, conn: sqlite3.Connection | None = None,
+                 to: Path | None = None) -> Path:
     """Write the snapshot and return its path. `conn` None reads through a read-only connection
-    (used for degraded stores whose file is still readable)."""
+    (used for degraded stores whose file is still readable). `to`: a new file there, or a new
+    `memory-<stamp>.json` in that folder, instead of `.autopatch-j/memory-exports/`."""
     own = conn is None
     if conn is None:
-        if not paths.db.exists():
+        if not os.path.isfile(paths.db):
             raise MemoryStoreError("there is no Memory database to export")
         conn = open_readonly(paths.db)
     try:
@@ -134,15 +155,30 @@ def write_export(paths: StorePaths, *, repo: str, now: float, conn: sqlite3.Conn
         if own:
             conn.close()
     data = json.dumps(snapshot, ensure_ascii=False, indent=1).encode("utf-8")
-    ensure_private_dir(paths.exports_dir)
+    if to is not None and not to.is_dir():
+        return _write_new_file(to, data)
+    exports_dir = to if to is not None else paths.exports_dir
+    dfd = open_dir(exports_dir, exports_dir, create=False) if to is not None else open_dir(
+        paths.repo, paths.exports_dir, create=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
-    tmp = paths.exports_dir / f".export-{os.getpid()}-{os.urandom(6).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    tmp = f".export-{os.getpid()}-{os.urandom(6).hex()}.tmp"
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        return _publish(tmp, paths.exports_dir, stamp)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600,
+                         dir_fd=dfd)
+        except PermissionError:
+            raise ReadOnlyPathError(f"cannot write an export: no write permission on {exports_dir}; "
+                                    "`memory export --to PATH` writes it elsewhere", exports_dir) from None
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            return _publish(tmp, dfd, exports_dir, stamp)
+        finally:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except FileNotFoundError:
+                pass
     finally:
-        tmp.unlink(missing_ok=True)
+        os.close(dfd)

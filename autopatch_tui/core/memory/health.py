@@ -1,18 +1,22 @@
 """Validation of an existing memory.db, without modifying it.
 
 A store is healthy only when: it is an SQLite file; `user_version` is 4; its catalog equals exactly
-what `schema.DDL` creates; `quick_check` and `foreign_key_check` pass; the `memory_meta` singleton
-exists; exactly one thread is active. Anything else is degraded, and the diagnostic says why in safe
-words (object types and names, versions, counts: never row content)."""
+what `schema.DDL` creates; `quick_check`, every table's CHECK constraints (`check_problem`: a
+read-only `quick_check` skips them) and `foreign_key_check` pass; `memory_meta` holds exactly its one
+row and exactly one thread is active, both counted `NOT INDEXED`. Anything else is degraded with a
+`cause`, and the diagnostic says why in safe words (object types and names, versions, counts: never
+row content). Nothing here creates or changes a file (`sqlite.untouched_params`)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from autopatch_tui.core.constants import SCHEMA_VERSION
-from autopatch_tui.core.memory.schema import CatalogEntry, expected_catalog, read_catalog
+from autopatch_tui.core.memory.schema import DDL, CatalogEntry, expected_catalog, read_catalog
 from autopatch_tui.core.memory.sqlite import open_readonly
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -25,10 +29,18 @@ class Health:
     schema_version: int  # found in the file; 0 when unknown
     diagnostic: str | None = None
     empty: bool = False  # a zero-length or object-free, version-0 file: safe to bootstrap
+    cause: str | None = None  # degraded: a stable word (contracts §5)
+    readable: bool = False  # degraded but intact and readable (cause "read_only"): read commands work
 
 
-def _degraded(version: int, why: str) -> Health:
-    return Health(False, version, f"{why} (supported schema version {SCHEMA_VERSION}, found {version})")
+# causes (contracts §5 `cause`); permission problems never suggest `memory clear`
+SCHEMA, CORRUPT, UNREADABLE, READ_ONLY, SYMLINK, NOT_A_FILE, JOURNAL, PERMISSION, MERGED = (
+    "schema", "corrupt", "unreadable", "read_only", "symlink", "not_a_file", "journal", "permission", "merged")
+NO_CLEAR_CAUSES = frozenset({READ_ONLY, PERMISSION, MERGED})
+
+
+def _degraded(version: int, why: str, cause: str = SCHEMA) -> Health:
+    return Health(False, version, f"{why} (supported schema version {SCHEMA_VERSION}, found {version})", cause=cause)
 
 
 def _header_problem(path: Path) -> str | None:
@@ -81,39 +93,122 @@ def _inspect_conn(conn: sqlite3.Connection) -> Health:
     diff = _catalog_difference(catalog)
     if diff:
         return _degraded(version, diff)
-    problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
-    if problems != ["ok"]:
-        return _degraded(version, f"integrity check failed ({len(problems)} problem(s))")
+    problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()]
+    if problems != ["ok"]:  # covers CHECK and NOT NULL constraints of every table, and the b-trees
+        first = problems[0].splitlines()[0][:120]
+        return _degraded(version, f"integrity check failed ({len(problems)} problem(s), first: {first})", CORRUPT)
+    problem = check_problem(conn)
+    if problem:
+        return _degraded(version, f"integrity check failed ({problem})", CORRUPT)
     fk = conn.execute("PRAGMA foreign_key_check").fetchall()
     if fk:
-        return _degraded(version, f"foreign key check failed ({len(fk)} row(s), first in table '{fk[0][0]}')")
-    metas = conn.execute("SELECT count(*) FROM memory_meta WHERE id = 1").fetchone()[0]
-    if metas != 1:
-        return _degraded(version, "the memory_meta singleton is missing")
-    active = conn.execute("SELECT count(*) FROM threads WHERE status = 'active'").fetchone()[0]
-    if active != 1:
-        return _degraded(version, f"expected exactly one active thread, found {active}")
+        return _degraded(version, f"foreign key check failed ({len(fk)} row(s), first in table '{fk[0][0]}')",
+                         CORRUPT)
+    problem = invariant_problem(conn)
+    if problem:
+        return _degraded(version, problem, CORRUPT)
     return Health(True, version)
 
 
+def invariant_problem(conn: sqlite3.Connection) -> str | None:
+    """The singleton and one-active-thread rules, counted on the tables themselves (`NOT INDEXED`):
+    a damaged or bypassed index (quick_check does not compare indexes with their tables) must not
+    hide a second meta row or a second active thread."""
+    metas = conn.execute("SELECT count(*), sum(id = 1) FROM memory_meta NOT INDEXED").fetchone()
+    if metas[0] == 0 or not metas[1]:
+        return "the memory_meta singleton is missing"
+    if metas[0] != 1:
+        return f"memory_meta must hold exactly one row (id 1), found {metas[0]}"
+    active = conn.execute("SELECT count(*) FROM threads NOT INDEXED WHERE status = 'active'").fetchone()[0]
+    if active != 1:
+        return f"expected exactly one active thread, found {active}"
+    return None
+
+
 def inspect_store(path: Path) -> Health:
-    """Validate `path` read-only. A missing or zero-length file reports `empty=True`."""
-    if not path.exists() or path.stat().st_size == 0:
+    """Validate `path` without creating or changing any file in its folder (see
+    `sqlite.untouched_params`). A missing or zero-length file reports `empty=True`."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return Health(False, 0, None, empty=True)
+    except PermissionError:
+        return Health(False, 0, f"cannot read {path}: no search permission on the folder {path.parent}",
+                      cause=PERMISSION)
+    if st.st_size == 0:
         return Health(False, 0, None, empty=True)
     problem = _header_problem(path)
     if problem:
-        return Health(False, 0, f"{problem} (supported schema version {SCHEMA_VERSION}, found unknown)")
+        cause = PERMISSION if "PermissionError" in problem else CORRUPT
+        if cause == PERMISSION:
+            problem = f"cannot read {path}: no read permission"
+        return Health(False, 0, f"{problem} (supported schema version {SCHEMA_VERSION}, found unknown)", cause=cause)
     try:
         conn = open_readonly(path)
     except sqlite3.Error as exc:
-        return Health(False, 0, f"cannot open the database ({type(exc).__name__}; supported schema version {SCHEMA_VERSION})")
+        if "readonly" in str(exc).lower():  # a valid hot journal SQLite must roll back first
+            return Health(False, 0, f"memory.db-journal holds an interrupted write that was never rolled back "
+                                    f"(supported schema version {SCHEMA_VERSION}); the files are left as they are",
+                          cause=JOURNAL)
+        return Health(False, 0, f"the database is unreadable: {_safe_sqlite_message(exc)} "
+                                f"(supported schema version {SCHEMA_VERSION})", cause=UNREADABLE)
     try:
         return _inspect_conn(conn)
     except sqlite3.DatabaseError as exc:
         return Health(False, 0, f"the database is unreadable: {_safe_sqlite_message(exc)} "
-                                f"(supported schema version {SCHEMA_VERSION})")
+                                f"(supported schema version {SCHEMA_VERSION})", cause=UNREADABLE)
     finally:
         conn.close()
+
+
+_CHECK = re.compile(r"\bCHECK\s*\(", re.IGNORECASE)
+_TABLE = re.compile(r"^\s*CREATE\s+TABLE\s+(\w+)", re.IGNORECASE)
+
+
+def _balanced(sql: str, start: int) -> str:
+    """The text inside the parenthesis that opens just before `start` (quotes respected)."""
+    depth, i, quote = 1, start, None
+    while i < len(sql):
+        ch = sql[i]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return sql[start:i]
+        i += 1
+    raise ValueError("unbalanced CHECK in the schema")
+
+
+@lru_cache(maxsize=1)
+def check_constraints() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every table's CHECK expressions, taken from the v4 DDL itself (the catalog is verified to
+    equal it before these run)."""
+    out = []
+    for stmt in DDL:
+        table = _TABLE.match(stmt)
+        if table:
+            exprs = tuple(_balanced(stmt, m.end()) for m in _CHECK.finditer(stmt))
+            if exprs:
+                out.append((table.group(1), exprs))
+    return tuple(out)
+
+
+def check_problem(conn: sqlite3.Connection) -> str | None:
+    """SQLite's `quick_check` verifies CHECK constraints only on a writable connection; the store is
+    inspected read-only, so each table's rows are tested against its CHECKs here, one scan a table.
+    (A CHECK fails only when its expression is false, not NULL: `NOT (NULL)` selects nothing.)"""
+    for table, exprs in check_constraints():
+        where = " OR ".join(f"NOT ({e})" for e in exprs)
+        bad = conn.execute(f'SELECT count(*) FROM "{table}" NOT INDEXED WHERE {where}').fetchone()[0]
+        if bad:
+            return f"CHECK constraint failed in {table} ({bad} row(s))"
+    return None
 
 
 def check_runtime_invariants(conn: sqlite3.Connection) -> str | None:
@@ -125,12 +220,7 @@ def check_runtime_invariants(conn: sqlite3.Connection) -> str | None:
     diff = _catalog_difference(read_catalog(conn))
     if diff:
         return diff
-    if conn.execute("SELECT count(*) FROM memory_meta WHERE id = 1").fetchone()[0] != 1:
-        return "the memory_meta singleton is missing"
-    active = conn.execute("SELECT count(*) FROM threads WHERE status = 'active'").fetchone()[0]
-    if active != 1:
-        return f"expected exactly one active thread, found {active}"
-    return None
+    return invariant_problem(conn)
 
 
 def _safe_sqlite_message(exc: sqlite3.Error) -> str:

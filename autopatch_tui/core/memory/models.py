@@ -82,6 +82,7 @@ class StatusReport(_Contract):
     schema_version: int
     supported_schema_version: int
     diagnostic: str | None
+    cause: str | None = None  # degraded: a stable word ("schema", "read_only", "symlink", …)
     generation: int
     active_thread_id: str | None
     threads: int
@@ -89,6 +90,7 @@ class StatusReport(_Contract):
     active_items: int
     jobs: JobCounts
     failures: list[JobFailure]
+    failures_total: int = 0  # all failed/retry_wait jobs with a failure; `failures` may list fewer
     summary: SummaryState
 
 

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 from autopatch_tui.core.memory.models import ItemDetail, ItemSummary, StatusReport
 
+PERMISSION_CAUSES = frozenset({"read_only", "permission"})
+
+
+def degraded_hint(cause: str | None) -> str:
+    """What to do about a degraded store; a permission problem never suggests wiping Memory."""
+    if cause == "read_only":
+        return ("Nothing was changed. Reading works (status, list, show, search, `memory export --to PATH`); "
+                "give this user write permission on the path named above to write again.")
+    if cause == "permission":
+        return "Nothing was changed. Give this user read permission on the path named above."
+    return ("Nothing was changed. `memory export` saves what is readable; "
+            "`memory clear --confirm` starts a clean store.")
+
 
 def render_status(report: StatusReport) -> list[str]:
     lines = [f"Memory: {report.state}  ({report.db_path})",
              f"schema version {report.schema_version} (supported {report.supported_schema_version})"]
     if report.diagnostic:
-        lines.append(f"diagnostic: {report.diagnostic}")
+        lines.append(f"diagnostic: {report.diagnostic}" + (f" [{report.cause}]" if report.cause else ""))
     if report.state == "degraded":
-        lines.append("Nothing was changed. `memory export` saves what is readable; "
-                     "`memory clear --confirm` starts a clean store.")
-        return lines
+        lines.append(degraded_hint(report.cause))
+        if report.cause != "read_only":
+            return lines
     j = report.jobs
     lines += [
         f"generation {report.generation}; active thread {report.active_thread_id}",
@@ -27,6 +40,9 @@ def render_status(report: StatusReport) -> list[str]:
             f"  {f.status} {f.kind} job {f.job_id}: category={f.category} phase={f.phase} stage={f.stage}"
             f" rule={f.rule or '-'} attempts={f.attempts} provider_calls={f.provider_calls}"
         )
+    if report.failures_total > len(report.failures):
+        lines.append(f"  … {report.failures_total - len(report.failures)} more failed job(s) not listed "
+                     f"({report.failures_total} in all)")
     return lines
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
-
+import os
 import re
+import sqlite3
 
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.constants import SCHEMA_VERSION
@@ -37,7 +37,7 @@ def failure_from_row(row: sqlite3.Row) -> JobFailure | None:
 
 def summary_state(paths: StorePaths, conn: sqlite3.Connection | None, *, force_stale: bool) -> SummaryState:
     path = str(paths.summary)
-    if not paths.summary.exists():
+    if not os.path.exists(paths.summary):  # False, not an error, when the folder is not searchable
         return SummaryState(status="missing", path=path)
     if force_stale or conn is None:
         return SummaryState(status="stale", path=path)
@@ -54,10 +54,11 @@ def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale
         turns = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
         items = conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
         counts = {r[0]: r[1] for r in conn.execute("SELECT status, count(*) FROM memory_jobs GROUP BY status")}
+        failed_where = "status IN ('failed', 'retry_wait') AND failure_category IS NOT NULL"
         rows = conn.execute(
-            "SELECT * FROM memory_jobs WHERE status IN ('failed', 'retry_wait') AND failure_category IS NOT NULL"
-            " ORDER BY updated_at DESC LIMIT ?", (MAX_LISTED_FAILURES,)
+            f"SELECT * FROM memory_jobs WHERE {failed_where} ORDER BY updated_at DESC LIMIT ?", (MAX_LISTED_FAILURES,)
         ).fetchall()
+        failures_total = conn.execute(f"SELECT count(*) FROM memory_jobs WHERE {failed_where}").fetchone()[0]
         summary = summary_state(paths, conn, force_stale=summary_stale)
     failures = [f for f in (failure_from_row(r) for r in rows) if f is not None]
     return StatusReport(
@@ -66,14 +67,16 @@ def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale
         generation=meta["generation"] if meta else 0,
         active_thread_id=active[0]["id"] if len(active) == 1 else None,
         threads=threads, turns=turns, active_items=items, jobs=JobCounts(**counts), failures=failures,
-        summary=summary,
+        failures_total=max(failures_total, len(failures)), summary=summary,
     )
 
 
-def degraded_status(paths: StorePaths, schema_version: int, diagnostic: str) -> StatusReport:
+def degraded_status(paths: StorePaths, schema_version: int, diagnostic: str, *,
+                    cause: str | None = None) -> StatusReport:
     return StatusReport(
         state="degraded", db_path=str(paths.db), schema_version=schema_version,
-        supported_schema_version=SCHEMA_VERSION, diagnostic=diagnostic, generation=0, active_thread_id=None,
+        supported_schema_version=SCHEMA_VERSION, diagnostic=diagnostic, cause=cause, generation=0,
+        active_thread_id=None,
         threads=0, turns=0, active_items=0, jobs=JobCounts(), failures=[],
         summary=summary_state(paths, None, force_stale=True),
     )

@@ -58,6 +58,6 @@ def refresh(conn: sqlite3.Connection, paths: StorePaths, *, now: float) -> None:
     if row is None or (row["summary_version"] == row["data_version"] and paths.summary.exists()):
         return
     text, version = render(conn, now=now)
-    write_private_text(paths.summary, text)
+    write_private_text(paths.summary, text, root=paths.repo)  # no link below the repository is followed
     with write_txn(conn):
         conn.execute("UPDATE memory_meta SET summary_version = ? WHERE id = 1", (version,))

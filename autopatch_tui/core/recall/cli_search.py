@@ -19,8 +19,8 @@ def search_memory(manager: MemoryManager, query: str, intent: str = "general_cha
                   paths: Iterable[str] = ()) -> list[dict[str, str]]:
     """`[{"id", "kind", "subject", "statement", "match_type"}]`, best first (at most 8). Raises
     `RecallLimitError` for a query without searchable terms, `MemoryDegradedError` when degraded."""
-    manager.require_healthy()
-    conn_factory = manager.store.conn
+    manager.require_readable()  # a read-only store answers searches too
+    conn_factory = manager.store.read_conn
     thread_id = turn_ops.active_thread_id(conn_factory())
     session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy_for(intent, thread_id))
     try:

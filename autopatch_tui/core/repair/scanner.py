@@ -23,6 +23,7 @@ from autopatch_tui.core.agent.source_tools import (
     SourceToolError,
     SourceTools,
 )
+from autopatch_tui.core.confine import refused_name
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.analyzers import SUPPORTED, default_analyzers
 from autopatch_tui.core.repair.analyzers.base import Analyzer, AnalyzerError, ToolFinding
@@ -80,7 +81,7 @@ class Scanner:
                     seen[root] = None
                 continue
             for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not refused_name(d))
                 for name in sorted(filenames):
                     f = Path(dirpath) / name
                     if language_of(name) and not f.is_symlink():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -61,8 +62,8 @@ class StoreUnreadable(Exception):
 
 
 def read_store_info(db_path: Path) -> StoreInfo:
-    if not db_path.is_file():
-        raise StoreUnreadable("the store file does not exist")
+    if not os.path.isfile(db_path):  # also False when a folder on the way cannot be searched
+        raise StoreUnreadable("the store file does not exist or cannot be reached")
     health = inspect_store(db_path)
     if not health.healthy:
         raise StoreUnreadable(health.diagnostic or "the store is not a healthy v4 database")

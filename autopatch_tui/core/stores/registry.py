@@ -4,13 +4,14 @@ store's own `memory_meta` stays the source of truth for its label, root and alia
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from autopatch_tui.core.errors import UsageError
-from autopatch_tui.core.memory.sqlite import enable_wal, open_readwrite, write_txn
-from autopatch_tui.core.paths import ensure_private_dir
+from autopatch_tui.core.errors import SymlinkRefusedError, UsageError
+from autopatch_tui.core.memory.sqlite import enable_wal, open_readwrite, opened_file, write_txn
+from autopatch_tui.core.paths import create_private_file, find_symlink
 
 REGISTRY_FILE = "registry.db"
 DDL = (
@@ -48,13 +49,29 @@ class StoreEntry:
 
 class Registry:
     def __init__(self, home: Path) -> None:
-        ensure_private_dir(home)
         self.path = home / REGISTRY_FILE
-        self._conn = open_readwrite(self.path, create=True)
+        self._refuse_links(home)
+        create_private_file(home, self.path)  # 0600 (SQLite would create it 0644); -wal/-shm copy its mode
+        self._conn = open_readwrite(self.path)
+        try:
+            self._refuse_links(home)
+            if opened_file(self._conn) != os.path.realpath(self.path):
+                raise SymlinkRefusedError(f"{self.path} changed while it was opened; it is never used through a link",
+                                          self.path)
+        except BaseException:
+            self._conn.close()
+            raise
         with write_txn(self._conn):
             for stmt in DDL:
                 self._conn.execute(stmt)
         enable_wal(self._conn)
+
+    def _refuse_links(self, home: Path) -> None:
+        for p in (self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm", "-journal"))):
+            link = find_symlink(home, p)
+            if link is not None:
+                raise SymlinkRefusedError(f"{link} is a symbolic link; the store registry is never used through a link",
+                                          link)
 
     def close(self) -> None:
         self._conn.close()

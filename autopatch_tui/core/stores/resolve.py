@@ -6,8 +6,12 @@ reached here yields a clear diagnostic instead of a fresh empty store."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from autopatch_tui.core.memory.store_files import symlink_in
+from autopatch_tui.core.paths import StorePaths
 
 from autopatch_tui.core.stores.info import StoreUnreadable, read_store_info
 from autopatch_tui.core.stores.registry import Registry
@@ -46,8 +50,15 @@ def _follow(registry: Registry, alias: str, holder: str) -> Redirect:
 
 
 def resolve_holder(db: Path, store_name: str, registry: Registry) -> Redirect | None:
-    """Where a checkout's Memory lives when it is not its own memory.db; None for the normal case."""
-    if db.exists():
+    """Where a checkout's Memory lives when it is not its own memory.db; None for the normal case
+    (and whenever the checkout's files must not be read: a link, a permission problem — the
+    manager then reports the degraded store itself)."""
+    try:
+        if symlink_in(StorePaths.for_db(db)) is not None:
+            return None
+    except OSError:
+        return None
+    if os.path.lexists(db):
         try:
             info = read_store_info(db)
         except StoreUnreadable:

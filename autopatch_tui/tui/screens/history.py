@@ -108,7 +108,7 @@ class HistoryScreen(AppScreen):
         self.query_one("#notice").display = False
         self.watch(self.app, "memory_version", self._memory_changed, init=False)
         self.watch(self.turns_table, "scroll_y", self._turns_scrolled, init=False)
-        if not self.manager.healthy:
+        if not self.manager.readable:  # a read-only store is browsed like a healthy one
             self._show_degraded()
             return
         self._work(self._fetch_threads, "history-threads")
@@ -429,7 +429,7 @@ class HistoryScreen(AppScreen):
 
     def _reload(self) -> None:
         self._reload_timer = None
-        if not self.manager.healthy:
+        if not self.manager.readable:
             self._show_degraded()
             return
         if self.degraded is not None:

@@ -143,7 +143,7 @@ class MemoryBrowserScreen(AppScreen):
 
     def _load_list(self, gen: int, kind: str, status: str, query: str, offset: int) -> None:
         mgr = self.services.manager
-        if not mgr.healthy:
+        if not mgr.readable:  # a read-only store is browsed like a healthy one
             health = mgr.store.health
             self.app.call_from_thread(self._show_degraded, gen, health.diagnostic or "Memory is degraded",
                                       health.schema_version)

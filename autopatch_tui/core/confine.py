@@ -1,0 +1,61 @@
+"""The one confinement check every tool that reads the repository on the model's behalf calls
+(source tools, the repair scanner's scope): a path is refused when it is absolute, leaves the
+repository (also through a symlink), or has a `.git` or `.autopatch-j` component at any depth —
+before or after symlinks are resolved. Walkers prune the same names and never follow a link out."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePath
+
+from autopatch_tui.core.constants import STATE_DIR_NAME
+from autopatch_tui.core.errors import AutopatchError
+
+REFUSED_NAMES = frozenset({".git", STATE_DIR_NAME})
+
+
+class ConfinementError(AutopatchError):
+    """A path a tool must not touch; the message is safe to show the model (no absolute paths)."""
+
+
+def refused_name(name: str) -> bool:
+    """`.git` / `.autopatch-j` (any case: case-insensitive file systems map `.GIT` onto `.git`)."""
+    return name.casefold() in REFUSED_NAMES
+
+
+def refused_part(parts: tuple[str, ...]) -> str | None:
+    return next((p for p in parts if refused_name(p)), None)
+
+
+def confine(repo: Path, rel: str) -> Path:
+    """The resolved path of `rel` inside `repo` (itself resolved), or `ConfinementError`."""
+    if not isinstance(rel, str) or not rel.strip():
+        raise ConfinementError("a repository-relative path is required")
+    raw = PurePath(rel.strip())
+    if raw.is_absolute():
+        raise ConfinementError("absolute paths are refused; use a path relative to the repository")
+    bad = refused_part(raw.parts)
+    if bad:
+        raise ConfinementError(f"{bad}/ is not readable by tools")
+    target = (repo / raw).resolve()
+    try:
+        inside = target.relative_to(repo)
+    except ValueError:
+        raise ConfinementError("that path leaves the repository") from None
+    bad = refused_part(inside.parts)
+    if bad:
+        raise ConfinementError(f"that path leads into {bad}/, which is not readable by tools")
+    return target
+
+
+def allowed_entry(repo: Path, entry: Path) -> bool:
+    """For walkers and listings: False for a refused name, and for a symlink whose target leaves
+    the repository or leads into a refused folder."""
+    if refused_name(entry.name):
+        return False
+    if not entry.is_symlink():
+        return True
+    try:
+        inside = entry.resolve().relative_to(repo)
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return refused_part(inside.parts) is None
