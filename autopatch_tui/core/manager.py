@@ -49,6 +49,7 @@ from autopatch_tui.core.memory.models import (
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.paths import StorePaths, write_private_text
+from autopatch_tui.core.pipeline.closing import stop_closing
 from autopatch_tui.core.pipeline.flush import (
     ExitFlushResult,
     WatermarkFlush,
@@ -56,6 +57,7 @@ from autopatch_tui.core.pipeline.flush import (
 )
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
+from autopatch_tui.core.pipeline.turn_keeper import TurnKeepers
 from autopatch_tui.core.pipeline.worker import BackgroundWorker
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.info import StoreUnreadable
@@ -116,6 +118,8 @@ class MemoryManager:
             on_damage=self._on_damage,
         )
         self.worker = BackgroundWorker(self.runner)
+        self.turn_keepers = TurnKeepers(self._renew_turn, settings.heartbeat_seconds,
+                                        lambda: self.store.release_thread_connection())
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
         self._closed = False
         self._background_wanted = False
@@ -212,9 +216,12 @@ class MemoryManager:
     @contextmanager
     def failing_turn(self, handle: turn_ops.TurnHandle) -> Iterator[None]:
         """Run a started turn's work: any exception marks the turn `failed` (its RAW text stays) and
-        is re-raised unchanged; a typed error also learns the turn's ID (`turn_id`)."""
+        is re-raised unchanged; a typed error also learns the turn's ID (`turn_id`). While the work
+        runs (main call, tool loop, audit batch, revise) this owner renews the turn's lease every
+        heartbeat, so no other process recovers a live request as interrupted."""
         try:
-            yield
+            with self.turn_keepers.keep(handle.turn_id):
+                yield
         except BaseException as exc:
             if isinstance(exc, AutopatchError):
                 exc.turn_id = handle.turn_id
@@ -223,6 +230,10 @@ class MemoryManager:
             except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
                 log.warning("could not mark the turn failed: %s", type(store_exc).__name__)
             raise
+
+    def _renew_turn(self, turn_id: str) -> bool:
+        return turn_ops.renew_turn(self.store.conn(), turn_id, self.owner, now=self.clock.now(),
+                                   lease_seconds=self.settings.lease_seconds)
 
     def heartbeat_turns(self) -> int:
         return turn_ops.heartbeat_open_turns(
@@ -362,12 +373,4 @@ class MemoryManager:
         if self._closed:
             return
         self._closed = True
-        self.runner.stop()
-        for wf, _ in self._flushes:
-            wf.stop.set()
-        if self.client is not None:
-            self.client.close()  # ends in-flight model calls, so the threads below finish promptly
-        self.worker.stop(join_timeout)
-        for _, thread in self._flushes:
-            thread.join(join_timeout)
-        self.store.close()
+        stop_closing(self, join_timeout)

@@ -238,10 +238,23 @@ def job_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def open_jobs_of_thread(conn: sqlite3.Connection, thread_id: str) -> list[str]:
+    """The `/new` watermark: the thread's open extraction jobs and its open consolidation jobs
+    (already derived from an earlier extraction, or queued for the thread), extraction first."""
     return [r[0] for r in conn.execute(
-        "SELECT id FROM memory_jobs WHERE thread_id = ? AND kind = 'extraction' AND status IN"
-        " ('pending', 'leased', 'retry_wait') ORDER BY sequence", (thread_id,)
+        "SELECT id FROM memory_jobs WHERE thread_id = ? AND kind IN ('extraction', 'consolidation') AND status IN"
+        " ('pending', 'leased', 'retry_wait') ORDER BY kind DESC, sequence, rowid", (thread_id,)
     )]
+
+
+def release_leases(conn: sqlite3.Connection, owner: str, *, now: float) -> int:
+    """A closing owner hands back the jobs it holds: each returns to the state it was claimed from
+    (`pending`, or a due `retry_wait`) and the claim is undone, so an abandoned call does not spend
+    one of the job's claims through a lease expiry. Returns how many jobs were released."""
+    with write_txn(conn):
+        return conn.execute(
+            "UPDATE memory_jobs SET status = CASE WHEN attempts <= 1 THEN 'pending' ELSE 'retry_wait' END,"
+            " attempts = max(attempts - 1, 0), available_at = ?, updated_at = ?, lease_owner = NULL,"
+            " lease_expires_at = NULL WHERE status = 'leased' AND lease_owner = ?", (now, now, owner)).rowcount
 
 
 def derived_open_jobs(conn: sqlite3.Connection, parents: Collection[str]) -> list[str]:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from autopatch_tui.core.events import FlushProgress
 from autopatch_tui.core.memory import jobs
 from autopatch_tui.core.pipeline.runner import PipelineRunner
 
+log = logging.getLogger(__name__)
 TERMINAL = ("succeeded", "succeeded_no_output", "failed")
 WAIT_SLICE = 0.05
 
@@ -115,6 +117,9 @@ class WatermarkFlush:
                     return
                 self.stop.wait(WAIT_SLICE)  # leased elsewhere or waiting for its retry time
         except (MemoryBusyError, MemoryStoreError, sqlite3.Error):
+            return
+        except Exception as exc:  # noqa: BLE001 - a background flush never ends in a traceback
+            log.warning("memory watermark flush stopped: %s", type(exc).__name__)
             return
         finally:
             self.runner.store.release_thread_connection()

@@ -89,6 +89,8 @@ class PipelineRunner:
         self._damage_lock = threading.Lock()
         self._damage_reported = False
         self._calls = 0
+        self._calls_lock = threading.Lock()
+        self.calls_in_flight = 0  # provider calls running now (close() abandons them instead of waiting)
 
     def stop(self) -> None:
         """After this returns the runner writes nothing: every pipeline write passes `_gate`."""
@@ -207,6 +209,8 @@ class PipelineRunner:
         return damage
 
     def _still_valid(self, hb_state: Heartbeat | None, lease: jobs.Lease) -> None:
+        if self.stopped.is_set():  # closed during the call: the late result is neither repaired nor committed
+            raise _Stop("damaged" if self._damage_reported else "stopped")
         if hb_state is not None and hb_state.damage:
             raise _Stop("damaged", hb_state.damage)
         if self._damage_reported:
@@ -219,12 +223,22 @@ class PipelineRunner:
         self._calls += 1
         hb = Heartbeat(lambda: self._beat(lease), self._heartbeat_check, self.timing.heartbeat_seconds,
                        on_exit=self.store.release_thread_connection)
-        with hb:
-            try:
-                reply = self.model.call(task, system, payload)
-            except (ProviderError, MemoryContractError):
-                self._still_valid(hb, lease)
-                raise
+        with self._calls_lock:
+            self.calls_in_flight += 1
+        try:
+            with hb:
+                try:
+                    reply = self.model.call(task, system, payload)
+                except (ProviderError, MemoryContractError):
+                    self._still_valid(hb, lease)
+                    raise
+                except Exception as exc:
+                    if self.stopped.is_set():  # closed under the call (the HTTP client too): abandon it quietly
+                        raise _Stop("damaged" if self._damage_reported else "stopped") from exc
+                    raise
+        finally:
+            with self._calls_lock:
+                self.calls_in_flight -= 1
         self._still_valid(hb, lease)
         return reply
 
