@@ -151,14 +151,6 @@ def renew_turn(conn: sqlite3.Connection, turn_id: str, owner: str, *, now: float
         return cur.rowcount == 1
 
 
-def release_open_turns(conn: sqlite3.Connection, owner: str, *, now: float) -> int:
-    """A closing owner gives up its open turns' leases: they expire now, so the next start (any
-    process) recovers them as interrupted at once instead of after a full lease."""
-    with write_txn(conn):
-        return conn.execute("UPDATE turns SET lease_expires_at = ? WHERE state = 'open' AND owner = ?",
-                            (now, owner)).rowcount
-
-
 def recover_expired_turns(conn: sqlite3.Connection, *, now: float) -> list[str]:
     """Open turns whose lease expired (their process died) become `interrupted` and get queued."""
     with write_txn(conn):

@@ -3,8 +3,8 @@
 1. The runner stops (every pipeline write passes its gate, so none starts after this), the
    watermark flushes and the worker are told to stop, and the turn keepers end.
 2. The jobs this owner holds are released in one transaction (back to `pending` / a due
-   `retry_wait`, the claim undone) and its still-open turns' leases end now — so no claim is
-   spent by a lease expiry and the next start recovers an unfinished turn at once.
+   `retry_wait`, the claim undone), so no claim is spent by a lease expiry. An open turn keeps
+   its lease: the lease stays the recovery bound after a process stops (spec).
 3. Threads finishing a SQLite step are waited for (bounded); a thread inside a provider call is
    abandoned: its late result is fenced by the stopped gate, and closing the HTTP client under it
    ends it quietly (the runner turns that error into a silent stop, never a traceback).
@@ -19,7 +19,6 @@ from typing import Any
 
 from autopatch_tui.core.errors import MemoryStoreError
 from autopatch_tui.core.memory import jobs
-from autopatch_tui.core.memory import turns as turn_ops
 
 log = logging.getLogger(__name__)
 GRACE_SECONDS = 0.2  # how long a provider call in flight may still finish by itself
@@ -33,9 +32,8 @@ def _release(mgr: Any) -> None:
         conn = store.conn()
         now = mgr.clock.now()
         released = jobs.release_leases(conn, mgr.owner, now=now)
-        turns = turn_ops.release_open_turns(conn, mgr.owner, now=now)
-        if released or turns:
-            log.info("released %d job lease(s) and %d open turn(s) at close", released, turns)
+        if released:
+            log.info("released %d job lease(s) at close", released)
     except MemoryStoreError as exc:  # locked past the busy timeout, retired, …: the leases expire instead
         log.warning("leases not released at close: %s", type(exc).__name__)
     except Exception as exc:  # noqa: BLE001 - a damaged file must not turn close into a traceback
