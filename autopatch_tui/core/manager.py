@@ -34,6 +34,7 @@ from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import resolve_profile
 from autopatch_tui.core.memory import clear as clear_ops
 from autopatch_tui.core.memory import history
+from autopatch_tui.core.memory import job_retry
 from autopatch_tui.core.memory import items as item_ops
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
@@ -278,6 +279,15 @@ class MemoryManager:
         self._background_wanted = True
         if self.store.healthy:
             self.worker.start()
+
+    def retry_job(self, job_id: str) -> str:
+        """Re-run one `failed` job as a fresh pending job for the same input (for a consolidation:
+        its suppressed candidates come back). Returns the new job's ID."""
+        self.require_healthy()
+        new_job = job_retry.retry_job(self.store.conn(), job_id, now=self.clock.now())
+        self.worker.wake()
+        self.events.emit(MemoryChanged("retry"))
+        return new_job
 
     def process_pending(self) -> ExitFlushResult:
         """The exit flush: every open job gets one processing chance now."""

@@ -316,4 +316,4 @@ def test_diagnostics_snapshot(state: str, repo: Path, settings: Settings, snap_c
 
 def test_every_diagnostics_binding_has_an_id() -> None:
     ids = [b.id for b in DiagnosticsScreen.BINDINGS]  # type: ignore[union-attr]
-    assert ids == ["jobs.back", "jobs.process", "jobs.refresh"]
+    assert ids == ["jobs.back", "jobs.process", "jobs.refresh", "jobs.retry"]

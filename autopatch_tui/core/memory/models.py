@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Contract(BaseModel):
@@ -90,6 +90,8 @@ class StatusReport(_Contract):
     jobs: JobCounts
     failures: list[JobFailure]
     summary: SummaryState
+    # shown by `memory status` (text); not part of the §5 JSON document
+    candidates: dict[str, int] = Field(default_factory=dict, exclude=True)
 
 
 class FlushResult(_Contract):

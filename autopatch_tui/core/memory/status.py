@@ -58,6 +58,8 @@ def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale
             "SELECT * FROM memory_jobs WHERE status IN ('failed', 'retry_wait') AND failure_category IS NOT NULL"
             " ORDER BY updated_at DESC LIMIT ?", (MAX_LISTED_FAILURES,)
         ).fetchall()
+        candidates = {r[0]: r[1] for r in conn.execute(
+            "SELECT status, count(*) FROM memory_candidates WHERE status IN ('pending', 'suppressed') GROUP BY status")}
         summary = summary_state(paths, conn, force_stale=summary_stale)
     failures = [f for f in (failure_from_row(r) for r in rows) if f is not None]
     return StatusReport(
@@ -66,7 +68,7 @@ def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale
         generation=meta["generation"] if meta else 0,
         active_thread_id=active[0]["id"] if len(active) == 1 else None,
         threads=threads, turns=turns, active_items=items, jobs=JobCounts(**counts), failures=failures,
-        summary=summary,
+        summary=summary, candidates={s: candidates.get(s, 0) for s in ("pending", "suppressed")},
     )
 
 
