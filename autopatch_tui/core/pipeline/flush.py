@@ -47,29 +47,34 @@ def _open_job_ids(conn: sqlite3.Connection, now: float) -> set[str]:
 
 
 def exit_flush(runner: PipelineRunner) -> ExitFlushResult:
-    """One chance for each open job (pending or retry_wait) and for consolidation derived from them."""
+    """One chance for each open job (pending or retry_wait) and for consolidation derived from them.
+    When the manager closes meanwhile it stops quietly with what it counted so far."""
     result = ExitFlushResult()
     store = runner.store
     if not store.healthy:
         return result
-    conn = store.conn()
-    captured = _open_job_ids(conn, runner.clock.now())
-    if runner.enabled:
-        tried: set[str] = set()
-        while True:
-            allowed = (captured | set(jobs.derived_open_jobs(conn, captured | tried))) - tried
-            if not allowed:
-                break
-            outcome = runner.step(force=True, only=allowed)
-            if outcome is None:
-                break
-            tried.update(outcome.job_ids)
-            for status in [outcome.status] * len(outcome.job_ids):
-                if hasattr(result, status):
-                    setattr(result, status, getattr(result, status) + 1)
-    runner.refresh_summary()
-    result.pending = conn.execute(
-        "SELECT count(*) FROM memory_jobs WHERE status IN ('pending', 'leased')").fetchone()[0]
+    try:
+        conn = store.conn()
+        captured = _open_job_ids(conn, runner.clock.now())
+        if runner.enabled:
+            tried: set[str] = set()
+            while not runner.stopped.is_set():
+                allowed = (captured | set(jobs.derived_open_jobs(conn, captured | tried))) - tried
+                if not allowed:
+                    break
+                outcome = runner.step(force=True, only=allowed)
+                if outcome is None:
+                    break
+                tried.update(outcome.job_ids)
+                for status in [outcome.status] * len(outcome.job_ids):
+                    if hasattr(result, status):
+                        setattr(result, status, getattr(result, status) + 1)
+        runner.refresh_summary()
+        result.pending = conn.execute(
+            "SELECT count(*) FROM memory_jobs WHERE status IN ('pending', 'leased')").fetchone()[0]
+    except (MemoryStoreError, sqlite3.Error):
+        if not runner.stopped.is_set():
+            raise
     return result
 
 
