@@ -66,6 +66,7 @@ def exit_flush(runner: PipelineRunner) -> ExitFlushResult:
                 if outcome is None:
                     break
                 tried.update(outcome.job_ids)
+                captured.update(outcome.spawned)  # chunks split off a job get their chance too
                 for status in [outcome.status] * len(outcome.job_ids):
                     if hasattr(result, status):
                         setattr(result, status, getattr(result, status) + 1)
@@ -114,6 +115,7 @@ class WatermarkFlush:
                 self.runner.heartbeat_turns()
                 outcome = self.runner.step(force=True, only=left)
                 if outcome is not None:
+                    self.captured = self.captured | set(outcome.spawned)  # a split job's chunks belong to it too
                     if outcome.status in TERMINAL:
                         self.completed += len(outcome.job_ids)
                     self.runner.events.emit(FlushProgress(self.completed, len(self.captured)))
