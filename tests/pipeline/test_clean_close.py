@@ -83,21 +83,23 @@ def test_the_released_job_is_claimed_with_its_full_budget_by_the_next_manager(ma
     assert nxt.runner.step(force=True).status == "succeeded_no_output"
 
 
-def test_cli_new_with_a_short_timeout_returns_promptly_quietly_and_warns_on_stderr(make_manager, llm_stub,
-                                                                                    run_cli):
-    env = {"AUTOPATCH_LLM_BASE_URL": llm_stub.base_url, "AUTOPATCH_LLM_MODEL": "gpt-4o",
-           "AUTOPATCH_MEMORY_LEASE_SECONDS": "30"}
+def test_cli_new_with_a_short_timeout_returns_quietly_releases_the_job_and_warns_on_stderr(
+        make_manager, llm_stub, invoke_cli, thread_errors):
     queued = make_manager(stub=False)  # no model: the turn's extraction job waits
     add_turn(queued, USER, "ok")
     queued.close()
     # the SDK's read timeout ends the slow call while close() still waits; its retry then met the closed
     # client (`RuntimeError: client has been closed`, a traceback) before the fix
-    (Path(os.environ["AUTOPATCH_HOME"]) / "config.toml").write_text("llm_timeout_seconds = 1.5\n", encoding="utf-8")
+    (Path(os.environ["AUTOPATCH_HOME"]) / "config.toml").write_text("llm_timeout_seconds = 1\n", encoding="utf-8")
     llm_stub.default("extraction", Reply(content=json.dumps(ext_reply()), delay=10))
-    rc, out, err = run_cli("new", "--timeout", "0.5", env=env)
+    rc, out, err = invoke_cli("new", "--timeout", "0.5", env={
+        "AUTOPATCH_LLM_BASE_URL": llm_stub.base_url, "AUTOPATCH_LLM_MODEL": "gpt-4o",
+        "AUTOPATCH_MEMORY_LEASE_SECONDS": "30"})
     assert rc == 0, err
-    assert "Traceback" not in err and "RuntimeError" not in err
     assert "warning: the Memory flush timed out: 1 job(s)" in err
     assert "timed out" not in out and "New thread" in out
     [job] = jobs(queued, "extraction")  # handed back at close: pending, its claim not spent
     assert (job["status"], job["attempts"], job["lease_owner"]) == ("pending", 0, None)
+    time.sleep(1.0)  # the abandoned call's read timeout (and, before, its retry) has come by now
+    assert "Traceback" not in err and thread_errors == []
+    assert jobs(queued, "extraction") == [job]  # and nothing was written after close
