@@ -378,8 +378,9 @@ class MemoryManager:
         return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn)
 
     def close(self, *, join_timeout: float = 5.0) -> None:
-        """Stop every pipeline step and background flush. After this returns the manager writes
-        nothing to SQLite or the summary file."""
+        """Stop every pipeline step, background flush and turn keeper; hand back the jobs this owner
+        holds (their claims are not spent) and abandon a provider call in flight quietly. After this
+        returns the manager writes nothing to SQLite or the summary file (`pipeline/closing.py`)."""
         if self._closed:
             return
         self._closed = True

@@ -30,7 +30,6 @@ class TurnKeepers:
         self._lock = threading.Lock()
         self._active: dict[str, Heartbeat] = {}
         self._closed = False
-        self.lost: set[str] = set()  # turns whose renewal found them no longer open under this owner
 
     @contextmanager
     def keep(self, turn_id: str) -> Iterator[Heartbeat]:
@@ -47,8 +46,7 @@ class TurnKeepers:
             hb.stop()
             with self._lock:
                 self._active.pop(turn_id, None)
-            if hb.fenced:
-                self.lost.add(turn_id)
+            if hb.fenced:  # completing the turn reports how (TurnLeaseLostError or MemoryFencedError)
                 log.warning("an open turn's lease was lost while its request ran")
 
     def _beat(self, turn_id: str) -> bool:
