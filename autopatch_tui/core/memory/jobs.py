@@ -263,6 +263,7 @@ def release_leases(conn: sqlite3.Connection, owner: str, *, now: float) -> int:
     (`pending`, or a due `retry_wait`) and the claim is undone, so an abandoned call does not spend
     one of the job's claims through a lease expiry. Returns how many jobs were released."""
     with write_txn(conn):
+        ensure_writable(conn)  # a retired store is never written (its holder has the jobs)
         return conn.execute(
             "UPDATE memory_jobs SET status = CASE WHEN attempts <= 1 THEN 'pending' ELSE 'retry_wait' END,"
             " attempts = max(attempts - 1, 0), available_at = ?, updated_at = ?, lease_owner = NULL,"
