@@ -14,7 +14,7 @@ import math
 import pytest
 
 from tests.support.llm_stub import Reply
-from tests.support.pipeline_helpers import payload_of, revise_holders
+from tests.support.pipeline_helpers import op_from_candidate, payload_of, revise_holders
 from tests.support.store_helpers import (
     active_identity_dupes,
     add_item,
@@ -115,3 +115,62 @@ def test_organize_offers_the_targets_items_that_overlap_the_imported_ones(tmp_pa
     offered = {r["id"] for r in payload_of(req)["related_items"]}
     assert {e.logical_id for e in extra} <= offered
     assert len(offered) == 34
+
+
+# --------------------------------------------------------------------------- topic merge (no conflict)
+
+
+def _topic_stores(tmp_path, open_mgr, clock):
+    a = checkout(tmp_path, "alpha", remote="https://example.com/org/alpha.git")
+    b = checkout(tmp_path, "beta", remote="https://example.com/org/beta.git")
+    ma, mb = open_mgr(a, clock=clock), open_mgr(b, clock=clock)
+    [ta], [tb] = add_turns(ma, 1), add_turns(mb, 1)
+    x = add_item(ma, "deploy pipeline", "Deploy with the blue-green pipeline.", turn_id=ta)
+    add_item(ma, "only in alpha", turn_id=ta)  # shares one of two subject terms with B's: no overlap
+    y = add_item(mb, "deploy pipeline steps", "Deploy in three steps.", turn_id=tb)
+    add_item(mb, "only in beta", turn_id=tb)
+    ma.close()
+    mb.close()
+    return name_of(a), name_of(b), b, db_of(b), x, y
+
+
+def _merge_into_other(req):
+    """The model merges the imported topic into the target's overlapping item."""
+    p = payload_of(req)
+    [c] = p["candidates"]
+    [other] = [r for r in p["related_items"] if _identity(r) != _identity(c)]
+    return {"operations": [op_from_candidate("revise", c, target_id=other["id"], subject=other["subject"],
+                                             statement="Deploy in three steps with the blue-green pipeline.")]}
+
+
+def test_an_imported_topic_overlapping_a_target_item_is_merged_into_it(tmp_path, open_mgr, clock, model_settings,
+                                                                       llm_stub):
+    na, nb, b, bdb, x, y = _topic_stores(tmp_path, open_mgr, clock)
+    llm_stub.default("organize", _merge_into_other)
+    result = service_for(model_settings, clock=clock).merge(na, nb)
+    assert result.reorg_status == "reorganized: 1 of 1 candidates"
+    [req] = llm_stub.requests_for("organize")
+    p = payload_of(req)
+    assert [c["subject"] for c in p["candidates"]] == ["deploy pipeline"]  # "only in alpha" does not overlap
+    assert {x.logical_id, y.logical_id} <= {r["id"] for r in p["related_items"]}
+    active = {r["subject"]: r for r in rows(bdb, "SELECT * FROM memory_items WHERE status = 'active'")}
+    assert "deploy pipeline" not in active and "only in alpha" in active and "only in beta" in active
+    merged = active["deploy pipeline steps"]
+    assert (merged["logical_id"], merged["revision"]) == (y.logical_id, 2)
+    assert merged["statement"] == "Deploy in three steps with the blue-green pipeline."
+    [gone] = rows(bdb, "SELECT status, replaced_by FROM memory_items WHERE id = ?", (x.revision_id,))
+    assert gone == {"status": "superseded", "replaced_by": merged["id"]}
+    assert active_identity_dupes(bdb) == []
+    quotes = {s.quote for s in open_mgr(b, clock=clock).show_item(y.logical_id).sources}
+    assert "remember: deploy pipeline" in quotes  # the merged item's provenance moved along
+
+
+def test_a_rejected_or_failed_topic_merge_keeps_the_imported_item(tmp_path, open_mgr, clock, model_settings,
+                                                                  llm_stub):
+    na, nb, b, bdb, x, y = _topic_stores(tmp_path, open_mgr, clock)
+    llm_stub.default("organize", Reply(status=400))
+    result = service_for(model_settings, clock=clock).merge(na, nb)
+    assert result.reorg_status == "error: bad_request: 0 of 1 candidates organized"
+    assert scalar(bdb, "SELECT status FROM memory_items WHERE id = ?", (x.revision_id,)) == "active"
+    assert scalar(bdb, "SELECT count(*) FROM memory_items WHERE status = 'active'") == 4
+    assert active_identity_dupes(bdb) == []

@@ -235,6 +235,8 @@ def apply_operations(conn: sqlite3.Connection, out: ConsolidationOut, cands: lis
         if op.kind == "discussion_context" and not any(by_id[c].thread_id for c in op.candidate_ids) and target is None:
             raise MemoryContractError("discussion_without_thread")
         fields = _fields(op, by_id, target)
+        absorbed = absorb_linked(conn, op.candidate_ids, keep=target["row_id"] if target is not None else None,
+                                 now=now)
         if op.operation == "create":
             row_id, _ = insert_revision(conn, fields, logical_id=None, revision=1, now=now)
         elif op.operation == "revise":
@@ -244,14 +246,34 @@ def apply_operations(conn: sqlite3.Connection, out: ConsolidationOut, cands: lis
         else:  # supersede: a new item replaces the target's chain
             retire_revision(conn, target["row_id"], status="superseded", replaced_by=None, now=now)
             row_id, _ = insert_revision(conn, fields, logical_id=None, revision=1, now=now)
-        if target is not None:
+        if target is not None or absorbed:
             new_rev = conn.execute("SELECT id FROM memory_items WHERE row_id = ?", (row_id,)).fetchone()[0]
-            conn.execute("UPDATE memory_items SET replaced_by = ? WHERE row_id = ?", (new_rev, target["row_id"]))
+            for old in ([target["row_id"]] if target is not None else []) + absorbed:
+                conn.execute("UPDATE memory_items SET replaced_by = ? WHERE row_id = ?", (new_rev, old))
+            for old in absorbed:  # the merged item's provenance moves along
+                conn.execute("INSERT OR IGNORE INTO item_candidates (item_row_id, candidate_id)"
+                             " SELECT ?, candidate_id FROM item_candidates WHERE item_row_id = ?", (row_id, old))
         link_candidates(conn, row_id, op.candidate_ids)
         changed += 1
     if changed:
         bump_data_version(conn)
     return changed
+
+
+def absorb_linked(conn: sqlite3.Connection, candidate_ids: list[str], *, keep: int | None, now: float) -> list[int]:
+    """Inside a write txn: a pending candidate linked to an active item is a topic candidate (see
+    `stores.topic_merge`). When its operation writes another item, that item is merged into it:
+    retired here (its `replaced_by` is set by the caller). Returns the retired row IDs."""
+    if not candidate_ids:
+        return []
+    rows = [r[0] for r in conn.execute(
+        f"SELECT DISTINCT m.row_id FROM item_candidates ic JOIN memory_items m ON m.row_id = ic.item_row_id"
+        f" JOIN memory_candidates c ON c.id = ic.candidate_id WHERE c.status = 'pending' AND m.status = 'active'"
+        f" AND ic.candidate_id IN ({','.join('?' * len(candidate_ids))})", tuple(candidate_ids))]
+    absorbed = [r for r in rows if r != keep]
+    for r in absorbed:
+        retire_revision(conn, r, status="superseded", replaced_by=None, now=now)
+    return absorbed
 
 
 def commit(conn: sqlite3.Connection, lease: jobs.Lease, out: ConsolidationOut, cands: list[Candidate], *,

@@ -6,7 +6,9 @@ Organize scales: the candidates run in chunks (`consolidation.CHUNK_CANDIDATES` 
 jobs of their own), every chunk's payload holds the identity holder of each of its candidates —
 whatever their number — so a correct model can revise instead of create, and a chunk that fails
 suppresses only its own candidates. Each chunk also offers the target's items that overlap the
-imported ones by subject and terms (topic merge), as many as fit the model's capacity.
+imported ones by subject and terms, as many as fit the model's capacity; and imported items without
+a conflict that overlap the target's own items by subject come as topic candidates
+(`stores.topic_merge`), so the model can merge the two stores' overlapping topics.
 
 `reorg_status` says how many candidates were organized: `reorganized: N of N candidates`, or
 `error: <category>: K of N candidates organized` when a chunk failed or another process held the
@@ -26,6 +28,7 @@ from autopatch_tui.core.paths import StorePaths
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
 from autopatch_tui.core.settings import Settings
+from autopatch_tui.core.stores.topic_merge import queue_topic_candidates
 
 TOPIC_RELATED_ITEMS = 64  # related items a chunk may offer in all (holders first), within capacity
 
@@ -45,7 +48,10 @@ def _organized(conn: sqlite3.Connection, cands: set[str]) -> int:
         f" AND id IN ({','.join('?' * len(cands))})", tuple(cands)).fetchone()[0]
 
 
-def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: MemoryModel, *, clock: Clock) -> str:
+def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: MemoryModel, *, clock: Clock,
+                  source: str | None = None) -> str:
+    """Organize the merge's queued conflict jobs and, given the merged `source`'s name, its imported
+    items that overlap the target's own by subject (topic candidates, `stores.topic_merge`)."""
     if not target_db.is_file():  # never bootstrap a store here
         return "error: target missing"
     store = MemoryStore.open(StorePaths.for_db(target_db), StoreIdentity(store_name="organize"), clock=clock)
@@ -60,7 +66,13 @@ def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: M
         runner.related_limit = TOPIC_RELATED_ITEMS
         conn = store.conn()
         wanted = set(jobs)
+        if source is not None:
+            topic = queue_topic_candidates(conn, source, now=clock.now())
+            if topic is not None:
+                wanted.add(topic)
         cands = _candidate_ids(conn, wanted)
+        if not cands:
+            return "empty"
         done: set[str] = set()
         failures: list[str] = []
         while True:
