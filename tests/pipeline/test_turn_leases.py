@@ -8,6 +8,7 @@ flush run while the stub's chat reply is still being computed."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -118,3 +119,22 @@ def _ask_quietly(mgr) -> None:
         ChatService(mgr).ask("q", intent="general_chat")
     except Exception:  # noqa: BLE001 - the store closed under the request; that is the point
         pass
+
+
+@pytest.mark.parametrize("outcome", ["completes", "raises"])
+def test_every_workflow_turn_is_kept_through_failing_turn(make_manager, outcome):
+    # RepairService._turn (audit batches, patch explain/revise) and ChatService.ask all run their
+    # work inside `failing_turn`: that block alone keeps the turn, and stops keeping it at its end
+    mgr = make_manager(**LEASE)
+    other = make_manager(**LEASE)
+    handle = mgr.begin_turn("/audit src")
+    with pytest.raises(RuntimeError) if outcome == "raises" else contextlib.nullcontext():
+        with mgr.failing_turn(handle):
+            time.sleep(0.6)
+            assert other.recover() == []
+            if outcome == "raises":
+                raise RuntimeError("the scanner broke")
+    assert mgr.turn_keepers.running() == []
+    if outcome == "completes":
+        mgr.complete_turn(handle, "summary")
+    assert _turn(mgr, handle.turn_id)["state"] == ("completed" if outcome == "completes" else "failed")
