@@ -5,6 +5,7 @@ after it returns. `new --timeout` warns on stderr, never on stdout."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -77,7 +78,7 @@ def test_the_released_job_is_claimed_with_its_full_budget_by_the_next_manager(ma
     release.set()
     flusher.join(5)
     nxt = make_manager()
-    nxt.runner.timing = nxt.runner.timing.__class__(**{**nxt.runner.timing.__dict__, "retry_delay": 0})
+    nxt.runner.timing = dataclasses.replace(nxt.runner.timing, retry_delay=0)
     # two claims are left: a transient error still gets its durable retry
     assert nxt.runner.step(force=True).status == "retry_wait"
     assert nxt.runner.step(force=True).status == "succeeded_no_output"
