@@ -69,13 +69,23 @@ def cmd_export(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 def cmd_new(mgr: MemoryManager, args: argparse.Namespace) -> int:
     result = mgr.new_thread(timeout=args.timeout)
+    f = result.flush
+    if f.timed_out:  # a warning: stderr, in --json mode too (contracts §4)
+        warn(f"the Memory flush timed out: {f.pending} job(s) of the old thread stay queued")
     if args.json:
         emit_json(result)
         return 0
     say(f"New thread {result.new_thread_id} (archived {result.old_thread_id}).")
-    f = result.flush
-    say(f"Memory flush: {f.completed} job(s) done, {f.pending} still pending"
-        + (" (timed out; they stay queued)" if f.timed_out else ""))
+    say(f"Memory flush: {f.completed} job(s) done, {f.pending} still pending")
+    return 0
+
+
+def cmd_retry(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    new_job = mgr.retry_job(args.job_id)
+    if args.json:
+        emit_json({"job_id": args.job_id, "new_job_id": new_job})
+    else:
+        say(f"Job {args.job_id} queued again as {new_job}; it runs in the background or with `memory process`.")
     return 0
 
 
@@ -134,6 +144,11 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.add_argument("--to", metavar="PATH", help="a new file, or a folder, instead of .autopatch-j/memory-exports/")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_export)
+
+    p = msub.add_parser("retry", help="re-run one failed job as a fresh job for the same input", parents=[common])
+    p.add_argument("job_id", metavar="JOB_ID")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_retry)
 
     p = msub.add_parser("process", help="give every pending Memory job one processing chance now", parents=[common])
     p.add_argument("--json", action="store_true")

@@ -86,6 +86,11 @@ class MemoryFencedError(MemoryStoreError):
     """A lease owner or clear generation is no longer valid; the result must not be written."""
 
 
+class TurnLeaseLostError(MemoryFencedError):
+    """An open turn's lease ran out while its request was still running (the owner stalled or
+    could not renew it), and another Memory process recovered the turn as `interrupted`."""
+
+
 class StoreRetiredError(MemoryStoreError):
     """The store was merged into another one; writes here must fail loudly."""
 

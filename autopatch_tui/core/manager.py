@@ -34,6 +34,7 @@ from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import resolve_profile
 from autopatch_tui.core.memory import clear as clear_ops
 from autopatch_tui.core.memory import history
+from autopatch_tui.core.memory import job_retry
 from autopatch_tui.core.memory import items as item_ops
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
@@ -49,6 +50,7 @@ from autopatch_tui.core.memory.models import (
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.paths import StorePaths, write_private_text
+from autopatch_tui.core.pipeline.closing import stop_closing
 from autopatch_tui.core.pipeline.flush import (
     ExitFlushResult,
     WatermarkFlush,
@@ -56,6 +58,7 @@ from autopatch_tui.core.pipeline.flush import (
 )
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
+from autopatch_tui.core.pipeline.turn_keeper import TurnKeepers
 from autopatch_tui.core.pipeline.worker import BackgroundWorker
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.info import StoreUnreadable
@@ -118,6 +121,8 @@ class MemoryManager:
             on_damage=self._on_damage,
         )
         self.worker = BackgroundWorker(self.runner)
+        self.turn_keepers = TurnKeepers(self._renew_turn, settings.heartbeat_seconds,
+                                        lambda: self.store.release_thread_connection())
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
         self.moved_aside: list[Path] = []  # what the last clear renamed aside (links, a folder named memory.db)
         self._closed = False
@@ -229,9 +234,12 @@ class MemoryManager:
     @contextmanager
     def failing_turn(self, handle: turn_ops.TurnHandle) -> Iterator[None]:
         """Run a started turn's work: any exception marks the turn `failed` (its RAW text stays) and
-        is re-raised unchanged; a typed error also learns the turn's ID (`turn_id`)."""
+        is re-raised unchanged; a typed error also learns the turn's ID (`turn_id`). While the work
+        runs (main call, tool loop, audit batch, revise) this owner renews the turn's lease every
+        heartbeat, so no other process recovers a live request as interrupted."""
         try:
-            yield
+            with self.turn_keepers.keep(handle.turn_id):
+                yield
         except BaseException as exc:
             if isinstance(exc, AutopatchError):
                 exc.turn_id = handle.turn_id
@@ -241,6 +249,10 @@ class MemoryManager:
             except MemoryStoreError as store_exc:  # keep the original error; recovery interrupts the turn
                 log.warning("could not mark the turn failed: %s", type(store_exc).__name__)
             raise
+
+    def _renew_turn(self, turn_id: str) -> bool:
+        return turn_ops.renew_turn(self.store.conn(), turn_id, self.owner, now=self.clock.now(),
+                                   lease_seconds=self.settings.lease_seconds)
 
     def heartbeat_turns(self) -> int:
         return turn_ops.heartbeat_open_turns(
@@ -285,6 +297,15 @@ class MemoryManager:
         self._background_wanted = True
         if self.store.healthy:
             self.worker.start()
+
+    def retry_job(self, job_id: str) -> str:
+        """Re-run one `failed` job as a fresh pending job for the same input (for a consolidation:
+        its suppressed candidates come back). Returns the new job's ID."""
+        self.require_healthy()
+        new_job = job_retry.retry_job(self.store.conn(), job_id, now=self.clock.now())
+        self.worker.wake()
+        self.events.emit(MemoryChanged("retry"))
+        return new_job
 
     def process_pending(self) -> ExitFlushResult:
         """The exit flush: every open job gets one processing chance now."""
@@ -375,17 +396,10 @@ class MemoryManager:
         return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn, to=to)
 
     def close(self, *, join_timeout: float = 5.0) -> None:
-        """Stop every pipeline step and background flush. After this returns the manager writes
-        nothing to SQLite or the summary file."""
+        """Stop every pipeline step, background flush and turn keeper; hand back the jobs this owner
+        holds (their claims are not spent) and abandon a provider call in flight quietly. After this
+        returns the manager writes nothing to SQLite or the summary file (`pipeline/closing.py`)."""
         if self._closed:
             return
         self._closed = True
-        self.runner.stop()
-        for wf, _ in self._flushes:
-            wf.stop.set()
-        if self.client is not None:
-            self.client.close()  # ends in-flight model calls, so the threads below finish promptly
-        self.worker.stop(join_timeout)
-        for _, thread in self._flushes:
-            thread.join(join_timeout)
-        self.store.close()
+        stop_closing(self, join_timeout)

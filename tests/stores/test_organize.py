@@ -30,7 +30,7 @@ def test_organize_reorganizes_the_imported_conflict(pair, model_settings, llm_st
 
     result = service_for(model_settings, clock=clock).merge(pair.na, pair.nb)
 
-    assert result.reorg_status == "reorganized"
+    assert result.reorg_status == "reorganized: 1 of 1 candidates"
     [req] = llm_stub.requests_for("organize")
     assert {r.task for r in llm_stub.requests} == {"organize"}  # never the ordinary consolidation header
     assert req.body["temperature"] == 0 and not req.body.get("stream")
@@ -117,7 +117,7 @@ def test_organize_while_another_process_consolidates_reports_busy(pair, model_se
     conn.close()
     llm_stub.default("organize", _revise_with_candidate)
     result = service_for(model_settings, clock=clock).merge(pair.na, pair.nb)
-    assert result.reorg_status == "error: busy"
+    assert result.reorg_status == "error: busy: 0 of 1 candidates organized"
     assert llm_stub.requests == []
     assert scalar(pair.bdb, "SELECT count(*) FROM memory_candidates WHERE status = 'pending'"
                             " AND statement = 'Use tabs.'") == 1

@@ -356,3 +356,18 @@ def _perfect_matching(key_sets: list[set[str]]) -> bool:
         return False
 
     return all(assign(i, set()) for i in range(len(key_sets)))
+
+
+def revise_holders(req: CapturedRequest) -> dict:
+    """A correct consolidation/organize reply: each candidate revises the related item of its
+    identity (kind, subject case-folded, paths) when the payload offers it, else it is created."""
+    def identity(x: Mapping[str, Any]) -> tuple[Any, ...]:
+        return (x["kind"], str(x["subject"]).casefold(), tuple(x["applies_to_paths"]))
+
+    p = payload_of(req)
+    by_identity = {identity(r): r for r in p["related_items"]}
+    ops = []
+    for c in p["candidates"]:
+        holder = by_identity.get(identity(c))
+        ops.append(op_from_candidate("revise", c, target_id=holder["id"]) if holder else op_from_candidate("create", c))
+    return {"operations": ops}

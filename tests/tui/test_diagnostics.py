@@ -256,6 +256,29 @@ async def test_process_pending_runs_jobs_through_the_model_with_live_progress(
         assert app.job_events >= 2
 
 
+async def test_the_retry_key_requeues_the_selected_failed_job_only(repo: Path, settings: Settings,
+                                                                   no_chart_timer: None) -> None:
+    db = dg_seed(repo, settings, JOBS)
+    app = dg_app(MemoryManager.open(repo, settings), settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_jobs(pilot)
+        table = screen.query_one("#jobs", DataTable)
+        table.move_cursor(row=table.get_row_index(JOBS[0][0]))  # a succeeded job: no retry
+        await dg_wait(pilot, lambda: screen.selected is not None and screen.selected.id == JOBS[0][0])
+        assert screen.check_action("retry", ()) is False
+        await pilot.press("t")
+        await dg_wait(pilot)
+        assert read_job_counts(db)["failed"] == 2
+        table.move_cursor(row=table.get_row_index(JOBS[2][0]))  # the failed extraction
+        await dg_wait(pilot, lambda: screen.selected is not None and screen.selected.id == JOBS[2][0])
+        assert screen.check_action("retry", ()) is True
+        await pilot.press("t")
+        await dg_wait(pilot, lambda: JOBS[2][0] not in [r.id for r in screen.rows])
+        assert read_job_counts(db)["failed"] == 1 and read_job_counts(db)["pending"] == 2
+        assert "queued again as job-" in plain(screen, "#process-status")
+        assert any("queued again" in n.message for n in app._notifications)
+
+
 async def test_without_a_model_the_action_says_so(repo: Path, settings: Settings, no_chart_timer: None) -> None:
     dg_seed(repo, settings, JOBS[4:5])
     app = dg_app(MemoryManager.open(repo, settings), settings)
@@ -316,4 +339,4 @@ def test_diagnostics_snapshot(state: str, repo: Path, settings: Settings, snap_c
 
 def test_every_diagnostics_binding_has_an_id() -> None:
     ids = [b.id for b in DiagnosticsScreen.BINDINGS]  # type: ignore[union-attr]
-    assert ids == ["jobs.back", "jobs.process", "jobs.refresh"]
+    assert ids == ["jobs.back", "jobs.process", "jobs.refresh", "jobs.retry"]

@@ -50,9 +50,24 @@ def _placeholders(n: int) -> str:
     return ",".join("?" * n)
 
 
+def suppress_failed_candidates(conn: sqlite3.Connection, job_ids: Collection[str]) -> int:
+    """Inside the write txn that makes consolidation jobs `failed`: their pending candidates end
+    `suppressed` at once (the job's safe failure structure is their reason), so none waits forever.
+    `retry_job` is the only way their work comes back."""
+    if not job_ids:
+        return 0
+    return conn.execute(
+        f"UPDATE memory_candidates SET status = 'suppressed' WHERE status = 'pending' AND consolidation_job_id IN"
+        f" (SELECT id FROM memory_jobs WHERE kind = 'consolidation' AND status = 'failed'"
+        f" AND id IN ({_placeholders(len(job_ids))}))", tuple(job_ids)).rowcount
+
+
 def expire_leases(conn: sqlite3.Connection, now: float) -> None:
     """Inside a write txn: leases whose holder stopped heart-beating (process died) become
     claimable once more (`retry_wait`, due now), or terminal `failed` after the last claim."""
+    dying = [r[0] for r in conn.execute(
+        "SELECT id FROM memory_jobs WHERE kind = 'consolidation' AND status = 'leased' AND lease_expires_at < ?"
+        " AND attempts >= ?", (now, C.MAX_CLAIMS))]
     conn.execute(
         "UPDATE memory_jobs SET status = 'failed', completed_at = ?, updated_at = ?, lease_owner = NULL,"
         " lease_expires_at = NULL, failure_category = 'timeout', failure_phase = 'provider',"
@@ -61,6 +76,7 @@ def expire_leases(conn: sqlite3.Connection, now: float) -> None:
         " AND attempts >= ?",
         (now, now, now, C.MAX_CLAIMS),
     )
+    suppress_failed_candidates(conn, dying)
     conn.execute(
         "UPDATE memory_jobs SET status = 'retry_wait', available_at = ?, updated_at = ?, lease_owner = NULL,"
         " lease_expires_at = NULL, failure_category = 'timeout', failure_phase = 'provider',"
@@ -219,12 +235,8 @@ def record_failure(conn: sqlite3.Connection, lease: Lease, failure: Failure, *, 
                 (status, now + retry_delay, None if retry else now, now, provider_calls, failure.category,
                  failure.phase, failure.stage, failure.rule, *lease.job_ids),
             )
-            if suppress_candidates and not retry:
-                conn.execute(
-                    f"UPDATE memory_candidates SET status = 'suppressed' WHERE status = 'pending'"
-                    f" AND consolidation_job_id IN ({_placeholders(len(lease.job_ids))})",
-                    lease.job_ids,
-                )
+            if not retry and (suppress_candidates or lease.kind == "consolidation"):
+                suppress_failed_candidates(conn, lease.job_ids)
     except MemoryFencedError:
         return None
     return status
@@ -238,10 +250,24 @@ def job_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def open_jobs_of_thread(conn: sqlite3.Connection, thread_id: str) -> list[str]:
+    """The `/new` watermark: the thread's open extraction jobs and its open consolidation jobs
+    (already derived from an earlier extraction, or queued for the thread), extraction first."""
     return [r[0] for r in conn.execute(
-        "SELECT id FROM memory_jobs WHERE thread_id = ? AND kind = 'extraction' AND status IN"
-        " ('pending', 'leased', 'retry_wait') ORDER BY sequence", (thread_id,)
+        "SELECT id FROM memory_jobs WHERE thread_id = ? AND kind IN ('extraction', 'consolidation') AND status IN"
+        " ('pending', 'leased', 'retry_wait') ORDER BY kind DESC, sequence, rowid", (thread_id,)
     )]
+
+
+def release_leases(conn: sqlite3.Connection, owner: str, *, now: float) -> int:
+    """A closing owner hands back the jobs it holds: each returns to the state it was claimed from
+    (`pending`, or a due `retry_wait`) and the claim is undone, so an abandoned call does not spend
+    one of the job's claims through a lease expiry. Returns how many jobs were released."""
+    with write_txn(conn):
+        ensure_writable(conn)  # a retired store is never written (its holder has the jobs)
+        return conn.execute(
+            "UPDATE memory_jobs SET status = CASE WHEN attempts <= 1 THEN 'pending' ELSE 'retry_wait' END,"
+            " attempts = max(attempts - 1, 0), available_at = ?, updated_at = ?, lease_owner = NULL,"
+            " lease_expires_at = NULL WHERE status = 'leased' AND lease_owner = ?", (now, now, owner)).rowcount
 
 
 def derived_open_jobs(conn: sqlite3.Connection, parents: Collection[str]) -> list[str]:

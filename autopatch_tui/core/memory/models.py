@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Contract(BaseModel):
@@ -92,6 +92,8 @@ class StatusReport(_Contract):
     failures: list[JobFailure]
     failures_total: int = 0  # all failed/retry_wait jobs with a failure; `failures` may list fewer
     summary: SummaryState
+    # shown by `memory status` (text); not part of the §5 JSON document
+    candidates: dict[str, int] = Field(default_factory=dict, exclude=True)
 
 
 class FlushResult(_Contract):

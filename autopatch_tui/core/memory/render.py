@@ -35,6 +35,9 @@ def render_status(report: StatusReport) -> list[str]:
         f"succeeded {j.succeeded}, succeeded_no_output {j.succeeded_no_output}",
         f"summary: {report.summary.status} ({report.summary.path})",
     ]
+    if report.candidates:
+        lines.append(f"candidates: pending {report.candidates.get('pending', 0)}, suppressed "
+                     f"{report.candidates.get('suppressed', 0)} (a failed job's come back with `memory retry JOB_ID`)")
     for f in report.failures:
         lines.append(
             f"  {f.status} {f.kind} job {f.job_id}: category={f.category} phase={f.phase} stage={f.stage}"

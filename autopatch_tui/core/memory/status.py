@@ -59,6 +59,8 @@ def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale
             f"SELECT * FROM memory_jobs WHERE {failed_where} ORDER BY updated_at DESC LIMIT ?", (MAX_LISTED_FAILURES,)
         ).fetchall()
         failures_total = conn.execute(f"SELECT count(*) FROM memory_jobs WHERE {failed_where}").fetchone()[0]
+        candidates = {r[0]: r[1] for r in conn.execute(
+            "SELECT status, count(*) FROM memory_candidates WHERE status IN ('pending', 'suppressed') GROUP BY status")}
         summary = summary_state(paths, conn, force_stale=summary_stale)
     failures = [f for f in (failure_from_row(r) for r in rows) if f is not None]
     return StatusReport(
@@ -68,6 +70,7 @@ def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale
         active_thread_id=active[0]["id"] if len(active) == 1 else None,
         threads=threads, turns=turns, active_items=items, jobs=JobCounts(**counts), failures=failures,
         failures_total=max(failures_total, len(failures)), summary=summary,
+        candidates={s: candidates.get(s, 0) for s in ("pending", "suppressed")},
     )
 
 

@@ -16,6 +16,7 @@ from autopatch_tui.core.errors import (
     MemoryNotFoundError,
     MemorySchemaError,
     StoreRetiredError,
+    TurnLeaseLostError,
     UsageError,
 )
 from autopatch_tui.core.ids import new_id
@@ -107,7 +108,9 @@ def _end_turn(conn: sqlite3.Connection, turn_id: str, state: str, assistant_text
         if turn["state"] == "interrupted":
             job = conn.execute("SELECT attempts FROM memory_jobs WHERE turn_id = ?", (turn_id,)).fetchone()
             if job is not None and job["attempts"] > 0:
-                raise MemoryFencedError("the turn was recovered as interrupted and already processed")
+                raise TurnLeaseLostError(
+                    f"turn {turn_id}: its lease ran out while the request was still running, so another Memory"
+                    " process recovered it as interrupted and already processed it; this answer was not saved")
         elif turn["state"] != "open":
             raise MemoryFencedError(f"the turn already ended ({turn['state']})")
         conn.execute(
@@ -137,6 +140,15 @@ def heartbeat_open_turns(conn: sqlite3.Connection, owner: str, *, now: float, le
             "UPDATE turns SET lease_expires_at = ? WHERE state = 'open' AND owner = ?", (now + lease_seconds, owner)
         )
         return cur.rowcount
+
+
+def renew_turn(conn: sqlite3.Connection, turn_id: str, owner: str, *, now: float, lease_seconds: float) -> bool:
+    """Renew one open turn's lease (only this turn, only while `owner` holds it). False when the
+    turn is no longer open under `owner` (recovered as interrupted, ended, cleared)."""
+    with write_txn(conn):
+        cur = conn.execute("UPDATE turns SET lease_expires_at = ? WHERE id = ? AND state = 'open' AND owner = ?",
+                           (now + lease_seconds, turn_id, owner))
+        return cur.rowcount == 1
 
 
 def recover_expired_turns(conn: sqlite3.Connection, *, now: float) -> list[str]:

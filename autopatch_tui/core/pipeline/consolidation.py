@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from autopatch_tui.core.constants import PROJECT_KINDS
 from autopatch_tui.core.errors import MemoryContractError
+from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory import jobs
 from autopatch_tui.core.memory.item_writes import (
     active_row_by_identity,
@@ -35,6 +36,7 @@ from autopatch_tui.core.pipeline.semantic_gate import check_operation
 from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_RELATED_ITEMS = 24
+CHUNK_CANDIDATES = 24  # candidates per consolidation call; a larger job is split into chunk jobs
 MAX_ROWS_PER_TERM = 200
 MAX_RELATED_TERMS = 64
 
@@ -72,9 +74,17 @@ def load_candidates(conn: sqlite3.Connection, job_id: str) -> list[Candidate]:
 
 def related_items(conn: sqlite3.Connection, cands: list[Candidate], limit: int = MAX_RELATED_ITEMS) -> list[sqlite3.Row]:
     """Active items related to the candidates: first each candidate's own identity holder (one
-    unique-index lookup, so a restatement can always be revised), then items sharing subject, alias
-    or keyword terms, most shared first, newest first. Indexed lookups only: each term reads at most
+    unique-index lookup, so a restatement can always be revised) — every holder, whatever their
+    number — then items sharing subject, alias or keyword terms, most shared first, newest first,
+    while the total stays within `limit`. Indexed lookups only: each term reads at most
     MAX_ROWS_PER_TERM index rows."""
+    holders, shared = related_parts(conn, cands, limit)
+    return holders + shared
+
+
+def related_parts(conn: sqlite3.Connection, cands: list[Candidate],
+                  limit: int = MAX_RELATED_ITEMS) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
+    """(every candidate's identity holder, the items sharing terms that fit within `limit` after them)."""
     holders: list[int] = []
     for c in cands:
         kind = str(c.fields["kind"])
@@ -87,15 +97,37 @@ def related_items(conn: sqlite3.Connection, cands: list[Candidate], limit: int =
     for c in cands:
         for phrase in [c.fields["subject"], *c.fields["aliases"], *c.fields["keywords"]]:  # type: ignore[misc]
             terms.extend(t for t in phrase_terms(str(phrase)) if t not in terms)
-    shared = _shared_term_items(conn, terms[:MAX_RELATED_TERMS], limit + len(holders))
-    best = (holders + [r for r in shared if r not in holders])[:limit]
-    if not best:
+    room = max(0, limit - len(holders))
+    shared = [r for r in _shared_term_items(conn, terms[:MAX_RELATED_TERMS], room + len(holders))
+              if r not in holders][:room] if room else []
+    return _rows(conn, holders), _rows(conn, shared)
+
+
+def _rows(conn: sqlite3.Connection, row_ids: list[int]) -> list[sqlite3.Row]:
+    if not row_ids:
         return []
     rows = conn.execute(  # `+status`: look the rows up by row_id, never walk the status index
-        f"SELECT * FROM memory_items WHERE row_id IN ({','.join('?' * len(best))}) AND +status = 'active'", best
+        f"SELECT * FROM memory_items WHERE row_id IN ({','.join('?' * len(row_ids))}) AND +status = 'active'", row_ids
     ).fetchall()
-    order = {r: n for n, r in enumerate(best)}
+    order = {r: n for n, r in enumerate(row_ids)}
     return sorted(rows, key=lambda r: order[r["row_id"]])
+
+
+def split_off(conn: sqlite3.Connection, lease: jobs.Lease, cands: list[Candidate], *, now: float) -> str:
+    """Inside no transaction: move `cands` (pending candidates of the leased job) into a new pending
+    consolidation job of the same thread and parent — a chunk that succeeds or fails on its own.
+    Returns the new job's ID."""
+    job = lease.job_ids[0]
+    new = new_id("job")
+    with write_txn(conn):
+        jobs.assert_lease(conn, lease)
+        conn.execute(
+            "INSERT INTO memory_jobs (id, kind, status, thread_id, parent_job_id, sequence, available_at, created_at,"
+            " updated_at) SELECT ?, 'consolidation', 'pending', thread_id, parent_job_id, sequence, ?, ?, ?"
+            " FROM memory_jobs WHERE id = ?", (new, now, now, now, job))
+        conn.executemany("UPDATE memory_candidates SET consolidation_job_id = ? WHERE id = ? AND status = 'pending'"
+                         " AND consolidation_job_id = ?", [(new, c.id, job) for c in cands])
+    return new
 
 
 _PHRASE_FIELDS = "('subject', 'alias', 'keyword', 'check_id')"
@@ -206,6 +238,8 @@ def apply_operations(conn: sqlite3.Connection, out: ConsolidationOut, cands: lis
         if op.kind == "discussion_context" and not any(by_id[c].thread_id for c in op.candidate_ids) and target is None:
             raise MemoryContractError("discussion_without_thread")
         fields = _fields(op, by_id, target)
+        absorbed = absorb_linked(conn, op.candidate_ids, keep=target["row_id"] if target is not None else None,
+                                 now=now)
         if op.operation == "create":
             row_id, _ = insert_revision(conn, fields, logical_id=None, revision=1, now=now)
         elif op.operation == "revise":
@@ -215,14 +249,34 @@ def apply_operations(conn: sqlite3.Connection, out: ConsolidationOut, cands: lis
         else:  # supersede: a new item replaces the target's chain
             retire_revision(conn, target["row_id"], status="superseded", replaced_by=None, now=now)
             row_id, _ = insert_revision(conn, fields, logical_id=None, revision=1, now=now)
-        if target is not None:
+        if target is not None or absorbed:
             new_rev = conn.execute("SELECT id FROM memory_items WHERE row_id = ?", (row_id,)).fetchone()[0]
-            conn.execute("UPDATE memory_items SET replaced_by = ? WHERE row_id = ?", (new_rev, target["row_id"]))
+            for old in ([target["row_id"]] if target is not None else []) + absorbed:
+                conn.execute("UPDATE memory_items SET replaced_by = ? WHERE row_id = ?", (new_rev, old))
+            for old in absorbed:  # the merged item's provenance moves along
+                conn.execute("INSERT OR IGNORE INTO item_candidates (item_row_id, candidate_id)"
+                             " SELECT ?, candidate_id FROM item_candidates WHERE item_row_id = ?", (row_id, old))
         link_candidates(conn, row_id, op.candidate_ids)
         changed += 1
     if changed:
         bump_data_version(conn)
     return changed
+
+
+def absorb_linked(conn: sqlite3.Connection, candidate_ids: list[str], *, keep: int | None, now: float) -> list[int]:
+    """Inside a write txn: a pending candidate linked to an active item is a topic candidate (see
+    `stores.topic_merge`). When its operation writes another item, that item is merged into it:
+    retired here (its `replaced_by` is set by the caller). Returns the retired row IDs."""
+    if not candidate_ids:
+        return []
+    rows = [r[0] for r in conn.execute(
+        f"SELECT DISTINCT m.row_id FROM item_candidates ic JOIN memory_items m ON m.row_id = ic.item_row_id"
+        f" JOIN memory_candidates c ON c.id = ic.candidate_id WHERE c.status = 'pending' AND m.status = 'active'"
+        f" AND ic.candidate_id IN ({','.join('?' * len(candidate_ids))})", tuple(candidate_ids))]
+    absorbed = [r for r in rows if r != keep]
+    for r in absorbed:
+        retire_revision(conn, r, status="superseded", replaced_by=None, now=now)
+    return absorbed
 
 
 def commit(conn: sqlite3.Connection, lease: jobs.Lease, out: ConsolidationOut, cands: list[Candidate], *,

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from autopatch_tui.core.events import FlushProgress
 from autopatch_tui.core.memory import jobs
 from autopatch_tui.core.pipeline.runner import PipelineRunner
 
+log = logging.getLogger(__name__)
 TERMINAL = ("succeeded", "succeeded_no_output", "failed")
 WAIT_SLICE = 0.05
 
@@ -45,29 +47,35 @@ def _open_job_ids(conn: sqlite3.Connection, now: float) -> set[str]:
 
 
 def exit_flush(runner: PipelineRunner) -> ExitFlushResult:
-    """One chance for each open job (pending or retry_wait) and for consolidation derived from them."""
+    """One chance for each open job (pending or retry_wait) and for consolidation derived from them.
+    When the manager closes meanwhile it stops quietly with what it counted so far."""
     result = ExitFlushResult()
     store = runner.store
     if not store.healthy:
         return result
-    conn = store.conn()
-    captured = _open_job_ids(conn, runner.clock.now())
-    if runner.enabled:
-        tried: set[str] = set()
-        while True:
-            allowed = (captured | set(jobs.derived_open_jobs(conn, captured | tried))) - tried
-            if not allowed:
-                break
-            outcome = runner.step(force=True, only=allowed)
-            if outcome is None:
-                break
-            tried.update(outcome.job_ids)
-            for status in [outcome.status] * len(outcome.job_ids):
-                if hasattr(result, status):
-                    setattr(result, status, getattr(result, status) + 1)
-    runner.refresh_summary()
-    result.pending = conn.execute(
-        "SELECT count(*) FROM memory_jobs WHERE status IN ('pending', 'leased')").fetchone()[0]
+    try:
+        conn = store.conn()
+        captured = _open_job_ids(conn, runner.clock.now())
+        if runner.enabled:
+            tried: set[str] = set()
+            while not runner.stopped.is_set():
+                allowed = (captured | set(jobs.derived_open_jobs(conn, captured | tried))) - tried
+                if not allowed:
+                    break
+                outcome = runner.step(force=True, only=allowed)
+                if outcome is None:
+                    break
+                tried.update(outcome.job_ids)
+                captured.update(outcome.spawned)  # chunks split off a job get their chance too
+                for status in [outcome.status] * len(outcome.job_ids):
+                    if hasattr(result, status):
+                        setattr(result, status, getattr(result, status) + 1)
+        runner.refresh_summary()
+        result.pending = conn.execute(
+            "SELECT count(*) FROM memory_jobs WHERE status IN ('pending', 'leased')").fetchone()[0]
+    except (MemoryStoreError, sqlite3.Error):
+        if not runner.stopped.is_set():
+            raise
     return result
 
 
@@ -107,6 +115,7 @@ class WatermarkFlush:
                 self.runner.heartbeat_turns()
                 outcome = self.runner.step(force=True, only=left)
                 if outcome is not None:
+                    self.captured = self.captured | set(outcome.spawned)  # a split job's chunks belong to it too
                     if outcome.status in TERMINAL:
                         self.completed += len(outcome.job_ids)
                     self.runner.events.emit(FlushProgress(self.completed, len(self.captured)))
@@ -115,6 +124,9 @@ class WatermarkFlush:
                     return
                 self.stop.wait(WAIT_SLICE)  # leased elsewhere or waiting for its retry time
         except (MemoryBusyError, MemoryStoreError, sqlite3.Error):
+            return
+        except Exception as exc:  # noqa: BLE001 - a background flush never ends in a traceback
+            log.warning("memory watermark flush stopped: %s", type(exc).__name__)
             return
         finally:
             self.runner.store.release_thread_connection()

@@ -32,9 +32,17 @@ class Heartbeat:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """End the beats and wait (bounded by `timeout`) for the thread; a beat in progress finishes."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
     def _run(self) -> None:
         try:

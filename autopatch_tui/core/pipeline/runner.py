@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autopatch_tui.core.clock import Clock
 from autopatch_tui.core.errors import (
@@ -54,6 +54,7 @@ class StepOutcome:
     status: str  # succeeded | succeeded_no_output | retry_wait | failed | fenced | damaged | stopped
     category: str | None = None
     rule: str | None = None
+    spawned: tuple[str, ...] = ()  # chunk jobs split off this consolidation job (they run as their own steps)
 
 
 class _Stop(Exception):
@@ -83,12 +84,17 @@ class PipelineRunner:
         self.timing = timing
         self.on_damage = on_damage
         self.consolidation_task = consolidation_task  # "organize" after a store merge
+        # related items offered per chunk besides every identity holder (organize offers more: topic merge)
+        self.related_limit = consolidation.MAX_RELATED_ITEMS
+        self._spawned: list[str] = []
         self.lock = threading.Lock()
         self.stopped = threading.Event()
         self._gate_lock = threading.Lock()
         self._damage_lock = threading.Lock()
         self._damage_reported = False
         self._calls = 0
+        self._calls_lock = threading.Lock()
+        self.calls_in_flight = 0  # provider calls running now (close() abandons them instead of waiting)
 
     def stop(self) -> None:
         """After this returns the runner writes nothing: every pipeline write passes `_gate`."""
@@ -128,8 +134,11 @@ class PipelineRunner:
                 return None
             for jid in lease.job_ids:
                 self.events.emit(JobStarted(jid, lease.kind))
+            self._spawned = []
             outcome = self._guarded(lease)
             log.debug("memory %s job %s: %s", lease.kind, ",".join(lease.job_ids), outcome.status)
+            if self._spawned:
+                outcome = replace(outcome, spawned=tuple(self._spawned))
             for jid in lease.job_ids:
                 self.events.emit(JobFinished(jid, lease.kind, outcome.status, outcome.category))
             self._report_counts()
@@ -211,6 +220,8 @@ class PipelineRunner:
         return damage
 
     def _still_valid(self, hb_state: Heartbeat | None, lease: jobs.Lease) -> None:
+        if self.stopped.is_set():  # closed during the call: the late result is neither repaired nor committed
+            raise _Stop("damaged" if self._damage_reported else "stopped")
         if hb_state is not None and hb_state.damage:
             raise _Stop("damaged", hb_state.damage)
         if self._damage_reported:
@@ -223,12 +234,22 @@ class PipelineRunner:
         self._calls += 1
         hb = Heartbeat(lambda: self._beat(lease), self._heartbeat_check, self.timing.heartbeat_seconds,
                        on_exit=self.store.release_thread_connection)
-        with hb:
-            try:
-                reply = self.model.call(task, system, payload)
-            except (ProviderError, MemoryContractError):
-                self._still_valid(hb, lease)
-                raise
+        with self._calls_lock:
+            self.calls_in_flight += 1
+        try:
+            with hb:
+                try:
+                    reply = self.model.call(task, system, payload)
+                except (ProviderError, MemoryContractError):
+                    self._still_valid(hb, lease)
+                    raise
+                except Exception as exc:
+                    if self.stopped.is_set():  # closed under the call (the HTTP client too): abandon it quietly
+                        raise _Stop("damaged" if self._damage_reported else "stopped") from exc
+                    raise
+        finally:
+            with self._calls_lock:
+                self.calls_in_flight -= 1
         self._still_valid(hb, lease)
         return reply
 
@@ -301,6 +322,34 @@ class PipelineRunner:
         return StepOutcome(lease.kind, lease.job_ids, status)
 
     # --- consolidation ----------------------------------------------------------------------
+    def _split(self, conn: sqlite3.Connection, lease: jobs.Lease, cands: list[consolidation.Candidate]) -> None:
+        for start in range(0, len(cands), consolidation.CHUNK_CANDIDATES):
+            with self._gate():
+                self._spawned.append(consolidation.split_off(
+                    conn, lease, cands[start:start + consolidation.CHUNK_CANDIDATES], now=self.clock.now()))
+
+    def _fit_chunk(self, conn: sqlite3.Connection, lease: jobs.Lease, cands: list[consolidation.Candidate],
+                   system: str) -> tuple[list[consolidation.Candidate], list[sqlite3.Row], dict] | None:
+        """This job's chunk and its payload: at most CHUNK_CANDIDATES candidates (the rest are split
+        off into chunk jobs of their own), every candidate's identity holder, then term-sharing items.
+        Organize offers more of those (topic merge) as far as the capacity allows, never fewer than an
+        ordinary consolidation. None when the chunk does not fit (capacity: no call, suppressed)."""
+        assert self.model is not None
+        if len(cands) > consolidation.CHUNK_CANDIDATES:
+            self._split(conn, lease, cands[consolidation.CHUNK_CANDIDATES:])
+            cands = cands[:consolidation.CHUNK_CANDIDATES]
+        holders, shared = consolidation.related_parts(conn, cands, self.related_limit)
+        base = max(0, consolidation.MAX_RELATED_ITEMS - len(holders))
+        while True:
+            related = holders + shared
+            payload = {"candidates": [c.payload() for c in cands],
+                       "related_items": [consolidation.related_payload(r) for r in related]}
+            if self.model.measure(system, payload) + extraction.VIOLATION_ALLOWANCE_TOKENS <= self.model.capacity:
+                return cands, related, payload
+            if len(shared) <= base:
+                return None
+            shared = shared[:max(base, len(shared) // 2)]
+
     def _consolidation(self, lease: jobs.Lease) -> StepOutcome:
         assert self.model is not None
         conn = self.store.conn()
@@ -310,14 +359,13 @@ class PipelineRunner:
                 consolidation.commit_no_output(conn, lease, reason="no_candidates", now=self.clock.now(),
                                                suppress=False)
             return StepOutcome(lease.kind, lease.job_ids, "succeeded_no_output")
-        related = consolidation.related_items(conn, cands)
-        payload = {"candidates": [c.payload() for c in cands],
-                   "related_items": [consolidation.related_payload(r) for r in related]}
         repair_system = CONSOLIDATION_SYSTEM + REPAIR_SUFFIX
-        if self.model.measure(repair_system, payload) + extraction.VIOLATION_ALLOWANCE_TOKENS > self.model.capacity:
+        fitted = self._fit_chunk(conn, lease, cands, repair_system)
+        if fitted is None:
             with self._gate():
                 consolidation.commit_no_output(conn, lease, reason="capacity", now=self.clock.now(), suppress=True)
             return StepOutcome(lease.kind, lease.job_ids, "succeeded_no_output", rule="capacity")
+        cands, related, payload = fitted
         rule, phase = "", "validate"
         for stage in ("primary", "repair"):
             task = self.consolidation_task if stage == "primary" else "consolidation_repair"

@@ -21,6 +21,10 @@ class BackgroundWorker:
         self._thread: threading.Thread | None = None
 
     @property
+    def thread(self) -> threading.Thread | None:
+        return self._thread
+
+    @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
@@ -48,7 +52,10 @@ class BackgroundWorker:
             except MemoryStoreError as exc:  # degraded or closed: stop quietly, status shows why
                 log.warning("memory worker stopped: %s", type(exc).__name__)
                 return
-            except Exception:
+            except Exception as exc:
+                if self._stop.is_set() or self.runner.stopped.is_set():
+                    log.warning("memory worker step ended at close: %s", type(exc).__name__)
+                    return
                 log.exception("memory worker step failed")
             if outcome is not None and not self._stop.is_set():
                 continue

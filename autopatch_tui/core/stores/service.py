@@ -250,7 +250,7 @@ class StoreService:
             # every other store, the retired source included, gives these aliases up
             others = [e for e in reg.entries() if e.name != target]
         self._strip_aliases(others, outcome.aliases)
-        reorg = self._organize(Path(t_entry.db_path), outcome.organize_jobs, organize)
+        reorg = self._organize(Path(t_entry.db_path), outcome.organize_jobs, organize, source=source)
         return MergeResult(outcome.target, outcome.merged_turns, outcome.merged_items, outcome.label_moved,
                            outcome.root_moved, outcome.aliases, reorg)
 
@@ -275,17 +275,15 @@ class StoreService:
             finally:
                 conn.close()
 
-    def _organize(self, target_db: Path, jobs: list[str], enabled: bool) -> str:
+    def _organize(self, target_db: Path, jobs: list[str], enabled: bool, *, source: str | None = None) -> str:
         if not enabled:
             return "skipped"
         if self.model is None:
             return "no_model"
-        if not jobs:
-            return "empty"
         from autopatch_tui.core.stores.organize import organize_jobs
 
-        try:
-            return organize_jobs(target_db, jobs, self.settings, self.model, clock=self.clock)
+        try:  # "empty" when there is neither a conflict nor an overlapping topic (organize decides)
+            return organize_jobs(target_db, jobs, self.settings, self.model, clock=self.clock, source=source)
         except Exception as exc:  # noqa: BLE001 - the merge has succeeded; organize never fails it
             log.warning("organize after merge failed: %s", type(exc).__name__)
             return f"error: {type(exc).__name__}"

@@ -49,7 +49,7 @@ COUNT_LABELS = {
 STATUS_LABELS = {"succeeded_no_output": "no output", "leased": "running"}
 CHART_SAMPLES = 60
 SECTIONS = ("#counts", "#charts", "#process", "#jobs-title", "#jobs", "#job-detail")
-WORKER_GROUPS = ("jobs-read", "jobs-sample", "jobs-process")
+WORKER_GROUPS = ("jobs-read", "jobs-sample", "jobs-process", "jobs-retry")
 
 
 def short_stamp(ts: float | None) -> str:
@@ -96,6 +96,7 @@ class DiagnosticsScreen(AppScreen):
         Binding("escape", "back", "Back", id="jobs.back"),
         Binding("p", "process", "Process pending jobs now", id="jobs.process"),
         Binding("r", "refresh", "Refresh", id="jobs.refresh"),
+        Binding("t", "retry", "Retry job", id="jobs.retry"),
     ]
 
     def __init__(self, services: Services) -> None:
@@ -107,6 +108,7 @@ class DiagnosticsScreen(AppScreen):
         self.open_samples: deque[float] = deque(maxlen=CHART_SAMPLES)
         self.done_samples: deque[float] = deque(maxlen=CHART_SAMPLES)
         self.processing = False
+        self.selected: JobRow | None = None
         self.loaded = False
         self._events_seen = 0
         self._events_at_start = 0
@@ -238,6 +240,8 @@ class DiagnosticsScreen(AppScreen):
 
     def _show_job(self, row: JobRow | None) -> None:
         """The highlighted job in full: its ID, times and safe failure structure (never content)."""
+        self.selected = row
+        self.refresh_bindings()
         detail = self.query_one("#job-detail", Static)
         if row is None:
             detail.update(Text(""))
@@ -390,6 +394,29 @@ class DiagnosticsScreen(AppScreen):
         status.update(Text(text))
         status.set_classes(level)
 
+    # --- retry a failed job ---------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Textual 8: False hides a binding. "Retry job" shows only on a selected failed job."""
+        if action == "retry":
+            return self.selected is not None and self.selected.status == "failed" and self.manager.healthy
+        return True
+
+    def action_retry(self) -> None:
+        row = self.selected
+        if row is None or row.status != "failed":
+            return
+        self.run_worker(lambda: self._retry(row.id), thread=True, group="jobs-retry", exit_on_error=False)
+
+    def _retry(self, job_id: str) -> None:
+        new_job = self.manager.retry_job(job_id)
+        self.app.call_from_thread(self._retried, new_job)
+
+    def _retried(self, new_job: str) -> None:
+        text = f"Failed job queued again as {new_job}."
+        self._set_status(text, "-done")
+        self.notify(text, title="Memory jobs", markup=False)
+        self.refresh_jobs()
+
     # --- navigation and worker outcome --------------------------------------------------
     async def action_back(self) -> None:
         await self.app.run_action("show('chat')")
@@ -402,6 +429,8 @@ class DiagnosticsScreen(AppScreen):
             self._reading = False
         elif event.worker.group == "jobs-sample":
             self._sampling = False
+        elif event.worker.group == "jobs-retry":
+            self._set_status("The job was not retried (see the notification).", "-error")
         else:
             self._stop_processing()
             self._set_status("Processing stopped with an error (see the notification).", "-error")
