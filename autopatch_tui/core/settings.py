@@ -8,6 +8,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -32,6 +33,11 @@ ENV_MAP = {
     "AUTOPATCH_MEMORY_LEASE_SECONDS": "lease_seconds",
     "AUTOPATCH_MEMORY_HEARTBEAT_SECONDS": "heartbeat_seconds",
     "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "extraction_max_wait_seconds",
+    "AUTOPATCH_LLM_TIMEOUT_SECONDS": "llm_timeout_seconds",
+    "AUTOPATCH_LLM_MAX_RETRIES": "llm_max_retries",
+    "AUTOPATCH_LLM_JSON_MODE": "llm_json_mode",
+    "AUTOPATCH_LLM_TOOLS": "llm_tools",
+    "AUTOPATCH_MEMORY_MAX_OUTPUT_TOKENS": "memory_max_output_tokens",
 }
 
 
@@ -52,6 +58,9 @@ class Settings(BaseModel):
     extraction_max_wait_seconds: float = Field(default=DEFAULT_EXTRACTION_MAX_WAIT_SECONDS, ge=0)
     llm_timeout_seconds: float = Field(default=120.0, gt=0)
     llm_max_retries: int = Field(default=2, ge=0, le=10)
+    llm_json_mode: Literal["auto", "on", "off"] = "auto"
+    llm_tools: Literal["auto", "on", "off"] = "auto"
+    memory_max_output_tokens: int | None = Field(default=None, gt=0)
     theme: str = "textual-dark"
     keymap: dict[str, str] = Field(default_factory=dict)
 
@@ -61,6 +70,11 @@ class Settings(BaseModel):
         if isinstance(value, str) and not value.strip():
             return None
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("llm_json_mode", "llm_tools", mode="before")
+    @classmethod
+    def _mode_lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("llm_api_key", mode="before")
     @classmethod
@@ -130,6 +144,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
             if field == "debug":
                 value = str(value).strip().lower() in ("1", "true", "yes", "on")
             elif isinstance(value, str) and not value.strip():
+                if Settings.model_fields[field].default is not None:
+                    continue  # a blank variable leaves a setting with a default (e.g. a timeout) alone
                 value = None
             data[field] = value
     data.update(overrides)

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 
 from autopatch_tui.core.errors import ConfigError
+from autopatch_tui.core.llm.endpoint import check_mode
 from autopatch_tui.core.llm.errors import ProviderError, classify_openai_error
+from autopatch_tui.core.llm.shapes import strict_messages
 
 if TYPE_CHECKING:
     from autopatch_tui.core.settings import Settings
@@ -96,11 +98,16 @@ class LLMClient:
         api_key: str | None,
         timeout: float = 120.0,
         max_retries: int = 2,
+        json_mode: str = "auto",
+        tools_mode: str = "auto",
     ) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
+        self.json_mode = check_mode(json_mode, "json_mode")  # AUTOPATCH_LLM_JSON_MODE
+        self.tools_mode = check_mode(tools_mode, "tools_mode")  # AUTOPATCH_LLM_TOOLS
+        self.base_url = base_url  # only as a key of core.llm.endpoint's in-process memory; never shown
         try:
             import openai  # imported lazily: it is slow to import and only needed with a model
 
@@ -114,6 +121,9 @@ class LLMClient:
             raise ConfigError(f"cannot set up the model client: {type(exc).__name__}") from None
         self._timeout = timeout
         self._max_retries = max_retries
+        # the same connection pool without SDK retries: a Memory call that timed out must not be
+        # repeated behind itself on a server still generating it (the durable job retry covers it)
+        self._no_retry_client = self._client.with_options(max_retries=0) if max_retries else self._client
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClient | None:
@@ -126,6 +136,8 @@ class LLMClient:
             api_key=key,
             timeout=settings.llm_timeout_seconds,
             max_retries=settings.llm_max_retries,
+            json_mode=settings.llm_json_mode,
+            tools_mode=settings.llm_tools,
         )
 
     @property
@@ -146,6 +158,8 @@ class LLMClient:
         temperature: float | None,
         tools: list[dict] | None,
         max_tokens: int | None,
+        response_format: dict | None = None,
+        tool_choice: str | dict | None = None,
     ) -> dict[str, Any]:
         if task not in TASKS:
             raise ValueError(f"unknown model task: {task!r}")
@@ -153,15 +167,21 @@ class LLMClient:
             raise ValueError("model must be a non-empty string")
         kwargs: dict[str, Any] = {
             "model": model,
-            "messages": messages,
+            "messages": strict_messages(messages),
             "extra_headers": {TASK_HEADER: task},
         }
         if temperature is not None:
             kwargs["temperature"] = temperature
         if tools:
             kwargs["tools"] = tools
+            if tool_choice is not None:
+                kwargs["tool_choice"] = tool_choice
         if max_tokens is not None:
+            if max_tokens <= 0:
+                raise ValueError("max_tokens must be positive")
             kwargs["max_tokens"] = max_tokens
+        if response_format is not None:
+            kwargs["response_format"] = response_format
         return kwargs
 
     def complete(
@@ -173,8 +193,10 @@ class LLMClient:
         temperature: float | None = None,
         tools: list[dict] | None = None,
         max_tokens: int | None = None,
+        response_format: dict | None = None,
+        sdk_retries: bool = True,
     ) -> Completion:
-        """One non-streaming chat completion."""
+        """One non-streaming chat completion. `sdk_retries=False`: no SDK retry of this request."""
         kwargs = self._request_kwargs(
             task=task,
             model=model,
@@ -182,9 +204,11 @@ class LLMClient:
             temperature=temperature,
             tools=tools,
             max_tokens=max_tokens,
+            response_format=response_format,
         )
+        sdk = self._client if sdk_retries else self._no_retry_client
         try:
-            reply = self._client.chat.completions.create(**kwargs)
+            reply = sdk.chat.completions.create(**kwargs)
         except _openai_error() as exc:
             raise classify_openai_error(exc) from None
         except json.JSONDecodeError:
@@ -240,6 +264,7 @@ class LLMClient:
         tools: list[dict] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        tool_choice: str | dict | None = None,
     ) -> Completion:
         """A streaming chat completion: content deltas go to `on_delta` as they arrive; streamed
         tool-call fragments are assembled; the whole reply is returned at the end.
@@ -254,6 +279,7 @@ class LLMClient:
             temperature=temperature,
             tools=tools,
             max_tokens=max_tokens,
+            tool_choice=tool_choice,
         )
         try:
             response = self._client.chat.completions.create(stream=True, **kwargs)
