@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from autopatch_tui.core.errors import ConfigError
 from autopatch_tui.core.llm.endpoint import check_mode
-from autopatch_tui.core.llm.errors import ProviderError, classify_openai_error
+from autopatch_tui.core.llm.errors import ProviderError, classify_openai_error, refused_by_validation
 from autopatch_tui.core.llm.shapes import strict_messages
 
 if TYPE_CHECKING:
@@ -82,6 +82,15 @@ def _str_or_empty(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _no_retry_of_refusals(response: Any) -> None:
+    """httpx response hook: a 500 whose body is a request-validation error (llama-cpp-python answers
+    pydantic errors so) tells the SDK not to retry it — the same request would be refused again."""
+    if response.status_code == 500 and "x-should-retry" not in response.headers:
+        response.read()
+        if refused_by_validation(response.content):
+            response.headers["x-should-retry"] = "false"
+
+
 def _openai_error() -> type[Exception]:
     import openai
 
@@ -116,6 +125,7 @@ class LLMClient:
                 api_key=api_key or _PLACEHOLDER_KEY,
                 timeout=timeout,
                 max_retries=max_retries,
+                http_client=openai.DefaultHttpxClient(event_hooks={"response": [_no_retry_of_refusals]}),
             )
         except _openai_error() as exc:
             raise ConfigError(f"cannot set up the model client: {type(exc).__name__}") from None

@@ -144,6 +144,13 @@ def _is_validation_error(exc: openai.APIError) -> bool:
     return any(marker in haystack for marker in _VALIDATION_MARKERS)
 
 
+def refused_by_validation(body: bytes) -> bool:
+    """Whether an HTTP 500 body says the server's request validation refused the request (so the
+    SDK must not send it again). Only inspected, never kept."""
+    haystack = body[:65536].decode("utf-8", "replace").lower()
+    return any(marker in haystack for marker in _VALIDATION_MARKERS)
+
+
 def _named_parameters(exc: openai.APIError) -> tuple[str, ...]:
     haystack = _haystack(exc)
     return tuple(p for p in _PARAMETERS if p in haystack)
