@@ -192,3 +192,14 @@ def test_llm_settings_come_from_the_environment_and_bad_values_are_clear(isolate
                        ("AUTOPATCH_LLM_MAX_RETRIES", "lots")):
         with pytest.raises(ConfigError, match="invalid setting"):
             load_settings({"AUTOPATCH_HOME": str(isolated_env), var: value})
+
+
+def test_the_strict_stub_streams_without_usage_and_cuts_at_max_tokens(strict, llm_stub):
+    for server in (strict, llm_stub):
+        server.default("chat", Reply(content="abcdefghij" * 10, usage=(5, 7)))
+    loose = client_for(llm_stub).stream(task="chat", model="m", messages=MESSAGES, on_delta=lambda _: None,
+                                        max_tokens=5)
+    assert loose.usage is not None and loose.finish_reason == "stop" and len(loose.content) == 100
+    cut = client_for(strict).stream(task="chat", model="m", messages=MESSAGES, on_delta=lambda _: None,
+                                    max_tokens=5)
+    assert cut.usage is None and cut.finish_reason == "length" and cut.content == "abcdefghij" * 2
