@@ -42,8 +42,9 @@ class MemoryModel:
         return estimate_messages_tokens([{"role": "system", "content": system}, {"role": "user", "content": payload_json}])
 
     def max_tokens(self, task: str, messages: list[dict], payload: dict) -> int:
+        violations = payload.get("violations") or ()
         after_truncation = task.endswith("_repair") and any(
-            isinstance(v, dict) and v.get("rule") == TRUNCATED for v in payload.get("violations") or ())
+            isinstance(v, dict) and v.get("rule") == TRUNCATED for v in violations)
         return memory_output_bound(self.profile, task, estimate_messages_tokens(messages),
                                    configured=self.output_cap, after_truncation=after_truncation)
 
