@@ -229,3 +229,21 @@ def test_repair_on_a_server_seen_to_ignore_tools_is_refused_clearly(repo, chat, 
     chat.ask("hi", intent="general_chat")  # learns that this endpoint refuses tools
     with pytest.raises(ToolsRequiredError, match="seen to ignore or refuse tools"):
         AgentLoop(chat.manager.client, MODEL, require_tools=True)
+
+
+def test_scoped_files_stay_in_the_repository_and_out_of_state_folders(repo, tmp_path) -> None:
+    from autopatch_tui.core.agent.scoped_files import scoped_files
+
+    write(repo, "src/app.py", APP)
+    write(repo, "src/.autopatch-j/notes.txt", SECRET)
+    write(repo, "src/vendor/.git/config", SECRET)
+    (repo / "src" / "blob.bin").write_bytes(b"\x00\x01" + SECRET.encode())
+    outside = write(tmp_path, "elsewhere/secret.py", SECRET)
+    os.symlink(outside.parent, repo / "src" / "linked")  # a directory link out of the repository
+    os.symlink(outside, repo / "src" / "linked.py")
+    scope = ["../elsewhere/secret.py", str(outside), "src/.autopatch-j/notes.txt", "src/vendor/.git/config",
+             "src/vendor/.git", "src/linked", "src/linked.py", "src/blob.bin", "src", "src/app.py"]
+    files = scoped_files(repo, scope, 10_000)
+    assert files.included == ("src/app.py",) and SECRET not in files.text and "APP-MARKER-31" in files.text
+    assert files.omitted >= 8
+    assert scoped_files(repo, ["src/app.py"], 10).included == ()  # no budget: nothing, and no crash
