@@ -105,8 +105,8 @@ def test_a_server_that_ignores_tools_gets_the_scoped_files_in_the_prompt_and_is_
     def reply(request: CapturedRequest):
         if request.body.get("tools"):
             return Reply(content="I will guess without reading.", tool_calls=[("read_file", {"path": "src/app.py"})])
-        system = request.messages[0]["content"]
-        return "It returns APP-MARKER-31." if "APP-MARKER-31" in system else "I could not see the file."
+        user = request.messages[-1]["content"]
+        return "It returns APP-MARKER-31." if "APP-MARKER-31" in user else "I could not see the file."
 
     llm_stub.default("chat", reply)
     deltas: list[str] = []
@@ -126,7 +126,8 @@ def test_a_server_that_ignores_tools_gets_the_scoped_files_in_the_prompt_and_is_
     # remembered for this endpoint and model: the next request goes straight to the files
     chat.ask("and again", intent="code_explain", scope_paths=["src/app.py"])
     third = chat_requests(llm_stub)[2]
-    assert "tools" not in third.body and "APP-MARKER-31" in third.messages[0]["content"]
+    assert "tools" not in third.body and "APP-MARKER-31" in third.messages[-1]["content"]
+    assert third.messages[-1]["content"].endswith("\n\n---\n\nand again")  # the user's text, verbatim, last
     assert len(chat_requests(llm_stub)) == 3
 
 
@@ -167,18 +168,19 @@ def test_tools_off_sends_no_schemas_and_bounds_the_files_by_the_budget(repo, ope
     monkeypatch.setenv("AUTOPATCH_LLM_TOOLS", "off")
     monkeypatch.setenv("AUTOPATCH_LLM_MODEL", "local-model")
     monkeypatch.setenv("AUTOPATCH_LLM_CONTEXT_WINDOW", "4096")
-    llm_stub.strict = Strict()
+    llm_stub.strict = Strict(drop_system=True)  # like llama.cpp's `gemma` chat format
     write(repo, "src/a.py", APP)
     write(repo, "src/b.py", "\n".join(f"value_{n} = {n}  # " + "y" * 60 for n in range(2000)))  # far too big
     write(repo, "src/c.py", "C-MARKER = 1\n")
-    llm_stub.default("chat", "explained")
+    llm_stub.default("chat", lambda r: "explained" if r.messages[0]["role"] == "user" else "saw a system message")
     chat = ChatService(open_manager(repo))
     result = chat.ask("explain src", intent="code_explain", scope_paths=["src"])
     [request] = chat_requests(llm_stub)
     assert "tools" not in request.body and "tool_choice" not in request.body
-    system = request.messages[0]["content"]
-    assert "### src/a.py" in system and "APP-MARKER-31" in system
-    assert "### src/b.py" in system and "rest of the file omitted" in system and "C-MARKER" not in system
+    assert [m["role"] for m in request.messages] == ["system", "user"]
+    files = request.messages[-1]["content"]  # in the user turn: a template that drops system messages keeps them
+    assert files.endswith("\n\n---\n\nexplain src") and "### src/a.py" in files and "APP-MARKER-31" in files
+    assert "### src/b.py" in files and "rest of the file omitted" in files and "C-MARKER" not in files
     assert within_window(request, 4096)
     assert result.answer.startswith("explained\n\n---\n*Tools were off for this answer: 2 file(s)")
     assert "the last one cut short, 1 left out" in result.answer

@@ -20,6 +20,7 @@ from autopatch_tui.core.errors import (
     NoModelError,
 )
 from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
+from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
@@ -120,15 +121,18 @@ class ChatService:
                 if not run.tools_refused:
                     return run
             # without tools (AUTOPATCH_LLM_TOOLS=off, or the server ignores them): code_explain
-            # reads the scoped files from the prompt, and the answer says so
+            # reads the scoped files from the prompt, and the answer says so. They travel in the user
+            # turn, ahead of the user's own text: chat templates such as llama.cpp's `gemma` drop
+            # system messages, and strict ones refuse two user messages in a row.
             files = None
             if intent == "code_explain":
                 room = profile.input_capacity - ctx.fixed_cost(system, text, [])
                 files = scoped_files(mgr.repo, list(handle.scope_paths), max(0, int(room * FILES_SHARE)))
-                if files.text:
-                    system = {"role": "system", "content": system["content"] + "\n\n" + files.text}
-            run = AgentLoop(client, model, profile=profile, use_tools=False).run(
-                self._prompt(handle, system, text, [], session, profile, policy.include_history), toolbox, cb)
+            prompt = self._prompt(handle, system, text, [], session, profile, policy.include_history,
+                                  extra_tokens=estimate_tokens(files.text) if files else 0)
+            if files is not None and files.text:
+                prompt[-1] = {"role": "user", "content": files.text + "\n\n---\n\n" + text}
+            run = AgentLoop(client, model, profile=profile, use_tools=False).run(prompt, toolbox, cb)
             if files is not None:
                 note = scoped_footer(files)
                 run.answer += note
@@ -138,11 +142,12 @@ class ChatService:
             session.close()
 
     def _prompt(self, handle: turn_ops.TurnHandle, system: dict, text: str, schemas: list[dict],
-                session: RecallSession, profile: ContextProfile, include_history: bool) -> list[dict]:
+                session: RecallSession, profile: ContextProfile, include_history: bool,
+                extra_tokens: int = 0) -> list[dict]:
         """system prompt + Memory Map (one system message: many local chat templates — Gemma, Mistral —
         accept only one, first) → history by budget → the user message, once."""
         conn = self.manager.store.conn()
-        budget = ctx.budget_for(profile, ctx.fixed_cost(system, text, schemas))
+        budget = ctx.budget_for(profile, ctx.fixed_cost(system, text, schemas) + extra_tokens)
         session.map_tokens = budget.map_tokens
         memory_map = session.memory_map().render()
         history = (ctx.history_messages(conn, handle.thread_id, handle.sequence, budget.history_tokens)
