@@ -203,3 +203,14 @@ def test_the_strict_stub_streams_without_usage_and_cuts_at_max_tokens(strict, ll
     cut = client_for(strict).stream(task="chat", model="m", messages=MESSAGES, on_delta=lambda _: None,
                                     max_tokens=5)
     assert cut.usage is None and cut.finish_reason == "length" and cut.content == "abcdefghij" * 2
+
+
+def test_a_validation_500_naming_response_format_drops_json_mode_without_sdk_retries(llm_stub):
+    body = {"error": {"message": "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
+                                 "  Input should be 'text' or 'json_object'", "type": "internal_server_error"}}
+    llm_stub.script("extraction", Reply(status=500, error_body=body), {"ok": 1})
+    done = complete_memory(client_for(llm_stub, max_retries=2), task="extraction", model="m", messages=MESSAGES,
+                           max_tokens=64)
+    assert json.loads(done.content) == {"ok": 1}
+    first, second = llm_stub.requests_for("extraction")
+    assert "response_format" in first.body and "response_format" not in second.body
