@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: run test bench clean
+.PHONY: run test bench live clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# opt-in, never in CI: a scripted session against the configured endpoint (README, "Local models")
+live: $(STAMP)
+	$(PY) bench/live.py --run $(ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

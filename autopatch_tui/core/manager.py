@@ -97,7 +97,7 @@ def build_memory_model(settings: Settings, client: LLMClient | None) -> tuple[Me
                                   max_output_tokens=settings.max_output_tokens)
     except ConfigError as exc:
         return None, str(exc)
-    return MemoryModel(client, model, profile), None
+    return MemoryModel(client, model, profile, settings.memory_max_output_tokens), None
 
 
 class MemoryManager:

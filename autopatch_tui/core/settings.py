@@ -8,7 +8,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError, field_validator
@@ -35,6 +35,9 @@ ENV_MAP = {
     "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "extraction_max_wait_seconds",
     "AUTOPATCH_LLM_TIMEOUT_SECONDS": "llm_timeout_seconds",  # contracts §2 (they were read from config.toml only)
     "AUTOPATCH_LLM_MAX_RETRIES": "llm_max_retries",
+    "AUTOPATCH_LLM_JSON_MODE": "llm_json_mode",
+    "AUTOPATCH_LLM_TOOLS": "llm_tools",
+    "AUTOPATCH_MEMORY_MAX_OUTPUT_TOKENS": "memory_max_output_tokens",
 }
 
 
@@ -58,6 +61,9 @@ class Settings(BaseModel):
     extraction_max_wait_seconds: float = Field(default=DEFAULT_EXTRACTION_MAX_WAIT_SECONDS, ge=0, allow_inf_nan=False)
     llm_timeout_seconds: float = Field(default=120.0, gt=0, allow_inf_nan=False)
     llm_max_retries: int = Field(default=2, ge=0, le=10)
+    llm_json_mode: Literal["auto", "on", "off"] = "auto"
+    llm_tools: Literal["auto", "on", "off"] = "auto"
+    memory_max_output_tokens: int | None = Field(default=None, gt=0)
     theme: str = "textual-dark"
     keymap: dict[str, str] = Field(default_factory=dict)
     # /audit: Ruff's rule selection (None: the curated default, docs/repair.md) and the analyzers' time bound
@@ -71,6 +77,11 @@ class Settings(BaseModel):
         if isinstance(value, str) and not value.strip():
             return None
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("llm_json_mode", "llm_tools", mode="before")
+    @classmethod
+    def _mode_lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("llm_api_key", mode="before")
     @classmethod
@@ -140,6 +151,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
             if field == "debug":
                 value = str(value).strip().lower() in ("1", "true", "yes", "on")
             elif isinstance(value, str) and not value.strip():
+                if Settings.model_fields[field].default is not None:
+                    continue  # a blank variable leaves a setting with a default (e.g. a timeout) alone
                 value = None
             data[field] = value
     data.update(overrides)

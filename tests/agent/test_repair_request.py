@@ -58,8 +58,8 @@ def test_repair_request_messages_are_isolated(chat, chat_mgr, llm_stub, intent) 
             assert leaked not in sent, leaked
         assert {t["function"]["name"] for t in request.body["tools"]} == {"memory_search", "memory_read"}
     first = requests[0].messages
-    assert [m["role"] for m in first] == ["system", "system", "user"]  # prompt, Map, the request
-    assert applicable.logical_id in first[1]["content"] and talk.logical_id not in first[1]["content"]
+    assert [m["role"] for m in first] == ["system", "user"]  # prompt + Map, the request
+    assert applicable.logical_id in first[0]["content"] and talk.logical_id not in first[0]["content"]
     tools = [m["content"] for m in requests[1].messages if m["role"] == "tool"]
     assert {r["id"] for r in json.loads(tools[0])["results"]} == {applicable.logical_id}
     assert tools[1].startswith("error:") and tools[2].startswith("error:")

@@ -44,7 +44,7 @@ def test_new_during_a_request_does_not_move_it(chat, chat_mgr, llm_stub, session
     first, *_, last = llm_stub.requests_for("chat")
     text = json.dumps(first.messages, ensure_ascii=False)
     assert "OLD-HISTORY" in text and "OLD-ANSWER" in text  # history of the bound thread
-    assert talk.logical_id in first.messages[1]["content"]  # the Map still has its discussion
+    assert talk.logical_id in first.messages[0]["content"]  # the Map (in the system message) still has its discussion
     tools = [m["content"] for m in last.messages if m["role"] == "tool"]
     assert {r["id"] for r in json.loads(tools[0])["results"]} == {talk.logical_id, decision.logical_id}
     assert json.loads(tools[1])["statement"] == "OPEN: per-client or global retry budgets?"

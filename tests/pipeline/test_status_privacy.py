@@ -95,7 +95,7 @@ def test_memory_process_and_status_from_the_command_line(run_cli, make_manager, 
     rc, out, err = run_cli("memory", "process", json=True, env=env)
     assert rc == 0 and out == {"succeeded": 0, "succeeded_no_output": 0, "retry_wait": 1, "failed": 0,
                                "pending": 0}
-    assert len(llm_stub.requests_for("extraction")) == 2  # the bounded SDK retry (1 here), then retry_wait
+    assert len(llm_stub.requests_for("extraction")) == 1  # Memory calls get no SDK retry: the job's retry_wait
     rc, status, err2 = run_cli("memory", "status", json=True, env=env)
     assert rc == 0 and set(status) == STATUS_KEYS and status["jobs"]["retry_wait"] == 1
     [failure] = status["failures"]

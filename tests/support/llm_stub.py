@@ -20,6 +20,18 @@ as deltas (id/name first, then arguments in pieces), a finish chunk, optional us
 Every request is captured (`stub.requests`, `stub.requests_for(task)`). Closing the server
 releases every reply that is still delaying or waiting on an Event.
 
+`StubLLMServer(strict=Strict(...))` (or the `strict_llm_stub` fixture) behaves like a strict local
+server such as llama-cpp-python: a `null` (or non-string) message content is refused with HTTP 500
+and a pydantic-style validation body; tools are ignored unless `tool_choice` forces one (the
+scripted tool calls are dropped and the content answers instead); no usage is ever reported (a
+stream has no usage chunk); `max_tokens` is honoured by cutting the content (4 characters per
+token) with `finish_reason: "length"`, and a request without it is noted in `stub.unbounded`;
+`drop_system=True` hides system messages from reply functions (like a chat template without a
+system role); `json_mode="rejected"` refuses `response_format` with HTTP 400; `tool_role=False`
+refuses any request carrying a `tool` message (a template without a tool role: HTTP 500 "roles
+must alternate"); `tools="refused"` refuses any request with tools (HTTP 400, like Ollama for a
+model without tool support).
+
 The pytest fixture `llm_stub` yields a started server and closes it afterwards.
 """
 
@@ -31,7 +43,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -59,6 +71,63 @@ class CapturedRequest:
         if isinstance(self.body, dict) and isinstance(self.body.get("messages"), list):
             return self.body["messages"]
         return []
+
+    @property
+    def tools_forced(self) -> bool:
+        return isinstance(self.body, dict) and _forced(self.body)
+
+    def without_system(self) -> CapturedRequest:
+        """The request as a model whose chat template drops system messages sees it."""
+        body = dict(self.body)
+        body["messages"] = [m for m in self.messages if not (isinstance(m, dict) and m.get("role") == "system")]
+        return CapturedRequest(self.task, self.headers, body, self.path)
+
+
+@dataclass(frozen=True)
+class Strict:
+    """A strict local server's behaviour (see the module docstring)."""
+
+    tools: str = "unless_forced"  # "unless_forced" | "ignored" (even when forced) | "honoured" | "refused"
+    drop_system: bool = False
+    json_mode: str = "accepted"  # "accepted" | "rejected"
+    tool_role: bool = True
+    chars_per_token: int = 4
+
+
+def _forced(body: dict) -> bool:
+    choice = body.get("tool_choice")
+    return choice == "required" or isinstance(choice, dict)
+
+
+def _validation_500(where: str, what: str) -> tuple[int, dict]:
+    message = f"1 validation error for RequestBody\n{where}\n  {what} [type=string_type]"
+    return 500, {"error": {"message": message, "type": "internal_server_error", "code": None}}
+
+
+def strict_refusal(strict: Strict, body: dict) -> tuple[int, dict] | None:
+    """The error a strict server answers this request body with, or None."""
+    for n, message in enumerate(body.get("messages") or ()):
+        if not isinstance(message, dict):
+            return _validation_500(f"messages.{n}", "Input should be a valid dictionary")
+        content = message.get("content", None)
+        if content is None or (message.get("role") == "tool" and not isinstance(content, str)):
+            return _validation_500(f"messages.{n}.content", "Input should be a valid string")
+        if not isinstance(content, (str, list)):
+            return _validation_500(f"messages.{n}.content", "Input should be a valid string")
+        for m, call in enumerate(message.get("tool_calls") or ()):
+            arguments = (call.get("function") or {}).get("arguments") if isinstance(call, dict) else None
+            if not isinstance(arguments, str):
+                return _validation_500(f"messages.{n}.tool_calls.{m}.function.arguments",
+                                       "Input should be a valid string")
+        if message.get("role") == "tool" and not strict.tool_role:
+            return 500, {"error": {"message": "Conversation roles must alternate user/assistant/user/assistant/...",
+                                   "type": "internal_server_error"}}
+    if "response_format" in body and strict.json_mode == "rejected":
+        return 400, {"error": {"message": "'response_format.type' must be 'json_schema' or 'text'",
+                               "type": "invalid_request_error"}}
+    if body.get("tools") and strict.tools == "refused":
+        return 400, {"error": {"message": "this model does not support tools", "type": "invalid_request_error"}}
+    return None
 
 
 @dataclass
@@ -186,8 +255,16 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(body, dict):
                 self._send_json(400, {"error": {"message": "request body is not a JSON object"}})
                 return
+            strict = stub.strict
+            if strict is not None:
+                refusal = strict_refusal(strict, body)
+                if refusal is not None:
+                    self._send_json(*refusal)
+                    return
             try:
-                reply = stub._reply_for(request)
+                reply = stub._reply_for(request.without_system() if strict and strict.drop_system else request)
+                if strict is not None and reply is not None:
+                    reply = stub._strict_reply(request, reply)
             except Exception as exc:  # a test's reply function failed: tell the client and the test
                 stub._note_error(f"reply function raised {type(exc).__name__}: {exc}")
                 self._send_json(500, {"error": {"message": f"stub reply function raised {type(exc).__name__}"}})
@@ -305,8 +382,10 @@ class _Handler(BaseHTTPRequestHandler):
 class StubLLMServer:
     """See the module docstring. Starts serving on construction."""
 
-    def __init__(self, *, stream_pieces: int = 4) -> None:
+    def __init__(self, *, stream_pieces: int = 4, strict: Strict | None = None) -> None:
         self.stream_pieces = stream_pieces
+        self.strict = strict
+        self.unbounded: list[str | None] = []  # strict mode: tasks of requests sent without max_tokens
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._queues: dict[str | None, deque[ReplySpec]] = {}
@@ -423,6 +502,33 @@ class StubLLMServer:
             spec = spec(request)
         return _as_reply(spec)
 
+    def _strict_reply(self, request: CapturedRequest, reply: Reply) -> Reply:
+        """What a strict local server makes of a scripted reply: tools ignored unless forced, no
+        usage, the content cut at `max_tokens`."""
+        strict = self.strict
+        assert strict is not None
+        body = request.body
+        changes: dict[str, Any] = {"usage": None}
+        honoured = strict.tools == "honoured" or (strict.tools == "unless_forced" and _forced(body))
+        if reply.tool_calls and not (body.get("tools") and honoured):
+            changes["tool_calls"] = None
+            changes["content"] = reply.content or "A plain-text answer: this server did not call any tool."
+            if reply.finish_reason in (AUTO, "tool_calls"):
+                changes["finish_reason"] = "stop"
+        bound = body.get("max_tokens")
+        if not isinstance(bound, int):
+            with self._lock:
+                self.unbounded.append(request.task)
+        else:
+            content = changes.get("content", reply.content) or ""
+            limit = bound * strict.chars_per_token
+            if len(content) > limit:
+                changes["content"] = content[:limit]
+                changes["finish_reason"] = "length"
+        if reply.status >= 400 or reply.raw_body is not None:
+            return reply
+        return replace(reply, **changes)
+
     def _wait(self, reply: Reply) -> None:
         if reply.delay > 0 and self._closed.wait(reply.delay):
             raise _Closed
@@ -450,11 +556,24 @@ def llm_stub() -> Iterator[StubLLMServer]:
         server.close()
 
 
+@pytest.fixture
+def strict_llm_stub() -> Iterator[StubLLMServer]:
+    """The stub as a strict local server (`Strict()`: llama-cpp-python-like defaults)."""
+    server = StubLLMServer(strict=Strict())
+    try:
+        yield server
+    finally:
+        server.close()
+
+
 __all__ = [
     "AUTO",
     "CapturedRequest",
     "Reply",
+    "Strict",
     "StubLLMServer",
     "free_port",
     "llm_stub",
+    "strict_llm_stub",
+    "strict_refusal",
 ]

@@ -6,23 +6,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from autopatch_tui.core.agent import context as ctx
 from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
 from autopatch_tui.core.agent.router import classify, explicit_intent
-from autopatch_tui.core.agent.source_tools import SourceTools
+from autopatch_tui.core.agent.scoped_files import footer as scoped_footer
+from autopatch_tui.core.agent.scoped_files import scoped_files
+from autopatch_tui.core.agent.source_tools import SourceToolError, SourceTools
 from autopatch_tui.core.agent.tools import ToolBox
 from autopatch_tui.core.errors import (
     ConfigError,
     NoModelError,
 )
 from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
+from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.repair.workspace import ReviewState
 
+
+FILES_SHARE = 0.6  # of the prompt room left after the system prompt and the message, without tools
 
 NO_MODEL_HELP = (
     "No model is configured. Set AUTOPATCH_LLM_BASE_URL (an OpenAI-compatible endpoint, e.g. "
@@ -106,16 +112,62 @@ class ChatService:
         session = RecallSession(mgr.store.conn, query, policy)
         try:
             toolbox = ToolBox(session, SourceTools(mgr.repo) if intent == "code_explain" else None)
-            budget = ctx.budget_for(profile, ctx.fixed_cost(system, text, toolbox.schemas))
-            session.map_tokens = budget.map_tokens
-            memory_map = session.memory_map().render()
-            history = (ctx.history_messages(conn, handle.thread_id, handle.sequence, budget.history_tokens)
-                       if policy.include_history else [])
-            messages = [system]
-            if memory_map:
-                messages.append({"role": "system", "content": memory_map})
-            messages += history
-            messages.append({"role": "user", "content": text})
-            return AgentLoop(client, model).run(messages, toolbox, callbacks)
+            cb = callbacks or AgentCallbacks()
+            loop = AgentLoop(client, model, profile=profile,
+                             first_tool_choice=first_read(mgr.repo, handle.scope_paths, intent))
+            if loop.use_tools:
+                run = loop.run(self._prompt(handle, system, text, toolbox.schemas, session, profile,
+                                            policy.include_history), toolbox, cb)
+                if not run.tools_refused:
+                    return run
+            # without tools (AUTOPATCH_LLM_TOOLS=off, or the server ignores them): code_explain
+            # reads the scoped files from the prompt, and the answer says so. They travel in the user
+            # turn, ahead of the user's own text: chat templates such as llama.cpp's `gemma` drop
+            # system messages, and strict ones refuse two user messages in a row.
+            files = None
+            if intent == "code_explain":
+                room = profile.input_capacity - ctx.fixed_cost(system, text, [])
+                files = scoped_files(mgr.repo, list(handle.scope_paths), max(0, int(room * FILES_SHARE)))
+            prompt = self._prompt(handle, system, text, [], session, profile, policy.include_history,
+                                  extra_tokens=estimate_tokens(files.text) if files else 0)
+            if files is not None and files.text:
+                prompt[-1] = {"role": "user", "content": files.text + "\n\n---\n\n" + text}
+            run = AgentLoop(client, model, profile=profile, use_tools=False).run(prompt, toolbox, cb)
+            if files is not None:
+                note = scoped_footer(files)
+                run.answer += note
+                cb.on_delta(note)
+            return run
         finally:
             session.close()
+
+    def _prompt(self, handle: turn_ops.TurnHandle, system: dict, text: str, schemas: list[dict],
+                session: RecallSession, profile: ContextProfile, include_history: bool,
+                extra_tokens: int = 0) -> list[dict]:
+        """system prompt + Memory Map (one system message: many local chat templates — Gemma, Mistral —
+        accept only one, first) → history by budget → the user message, once."""
+        conn = self.manager.store.conn()
+        budget = ctx.budget_for(profile, ctx.fixed_cost(system, text, schemas) + extra_tokens)
+        session.map_tokens = budget.map_tokens
+        memory_map = session.memory_map().render()
+        history = (ctx.history_messages(conn, handle.thread_id, handle.sequence, budget.history_tokens)
+                   if include_history else [])
+        if memory_map:
+            system = {"role": "system", "content": system["content"] + "\n\n" + memory_map}
+        messages = [system, *history]
+        messages.append({"role": "user", "content": text})
+        return messages
+
+
+def first_read(repo: Path, scope_paths: Sequence[str], intent: str) -> dict | None:
+    """code_explain with a scoped file must read it: the first step is told to call read_file."""
+    if intent != "code_explain":
+        return None
+    tools = SourceTools(repo)
+    for raw in scope_paths:
+        try:
+            if tools.resolve(raw).is_file():
+                return {"type": "function", "function": {"name": "read_file"}}
+        except SourceToolError:
+            continue
+    return None

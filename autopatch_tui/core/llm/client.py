@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 
 from autopatch_tui.core.errors import ConfigError
-from autopatch_tui.core.llm.errors import ProviderError, classify_openai_error
+from autopatch_tui.core.llm.endpoint import check_mode
+from autopatch_tui.core.llm.errors import ProviderError, classify_openai_error, refused_by_validation
+from autopatch_tui.core.llm.shapes import strict_messages
 
 if TYPE_CHECKING:
     from autopatch_tui.core.settings import Settings
@@ -80,6 +82,15 @@ def _str_or_empty(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _no_retry_of_refusals(response: Any) -> None:
+    """httpx response hook: a 500 whose body is a request-validation error (llama-cpp-python answers
+    pydantic errors so) tells the SDK not to retry it — the same request would be refused again."""
+    if response.status_code == 500 and "x-should-retry" not in response.headers:
+        response.read()
+        if refused_by_validation(response.content):
+            response.headers["x-should-retry"] = "false"
+
+
 def _openai_error() -> type[Exception]:
     import openai
 
@@ -96,11 +107,16 @@ class LLMClient:
         api_key: str | None,
         timeout: float = 120.0,
         max_retries: int = 2,
+        json_mode: str = "auto",
+        tools_mode: str = "auto",
     ) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
+        self.json_mode = check_mode(json_mode, "json_mode")  # AUTOPATCH_LLM_JSON_MODE
+        self.tools_mode = check_mode(tools_mode, "tools_mode")  # AUTOPATCH_LLM_TOOLS
+        self.base_url = base_url  # only as a key of core.llm.endpoint's in-process memory; never shown
         try:
             import openai  # imported lazily: it is slow to import and only needed with a model
 
@@ -109,11 +125,15 @@ class LLMClient:
                 api_key=api_key or _PLACEHOLDER_KEY,
                 timeout=timeout,
                 max_retries=max_retries,
+                http_client=openai.DefaultHttpxClient(event_hooks={"response": [_no_retry_of_refusals]}),
             )
         except _openai_error() as exc:
             raise ConfigError(f"cannot set up the model client: {type(exc).__name__}") from None
         self._timeout = timeout
         self._max_retries = max_retries
+        # the same connection pool without SDK retries: a Memory call that timed out must not be
+        # repeated behind itself on a server still generating it (the durable job retry covers it)
+        self._no_retry_client = self._client.with_options(max_retries=0) if max_retries else self._client
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClient | None:
@@ -126,6 +146,8 @@ class LLMClient:
             api_key=key,
             timeout=settings.llm_timeout_seconds,
             max_retries=settings.llm_max_retries,
+            json_mode=settings.llm_json_mode,
+            tools_mode=settings.llm_tools,
         )
 
     @property
@@ -146,6 +168,8 @@ class LLMClient:
         temperature: float | None,
         tools: list[dict] | None,
         max_tokens: int | None,
+        response_format: dict | None = None,
+        tool_choice: str | dict | None = None,
     ) -> dict[str, Any]:
         if task not in TASKS:
             raise ValueError(f"unknown model task: {task!r}")
@@ -153,15 +177,21 @@ class LLMClient:
             raise ValueError("model must be a non-empty string")
         kwargs: dict[str, Any] = {
             "model": model,
-            "messages": messages,
+            "messages": strict_messages(messages),
             "extra_headers": {TASK_HEADER: task},
         }
         if temperature is not None:
             kwargs["temperature"] = temperature
         if tools:
             kwargs["tools"] = tools
+            if tool_choice is not None:
+                kwargs["tool_choice"] = tool_choice
         if max_tokens is not None:
+            if max_tokens <= 0:
+                raise ValueError("max_tokens must be positive")
             kwargs["max_tokens"] = max_tokens
+        if response_format is not None:
+            kwargs["response_format"] = response_format
         return kwargs
 
     def complete(
@@ -173,8 +203,10 @@ class LLMClient:
         temperature: float | None = None,
         tools: list[dict] | None = None,
         max_tokens: int | None = None,
+        response_format: dict | None = None,
+        sdk_retries: bool = True,
     ) -> Completion:
-        """One non-streaming chat completion."""
+        """One non-streaming chat completion. `sdk_retries=False`: no SDK retry of this request."""
         kwargs = self._request_kwargs(
             task=task,
             model=model,
@@ -182,9 +214,11 @@ class LLMClient:
             temperature=temperature,
             tools=tools,
             max_tokens=max_tokens,
+            response_format=response_format,
         )
+        sdk = self._client if sdk_retries else self._no_retry_client
         try:
-            reply = self._client.chat.completions.create(**kwargs)
+            reply = sdk.chat.completions.create(**kwargs)
         except _openai_error() as exc:
             raise classify_openai_error(exc) from None
         except json.JSONDecodeError:
@@ -240,6 +274,7 @@ class LLMClient:
         tools: list[dict] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        tool_choice: str | dict | None = None,
     ) -> Completion:
         """A streaming chat completion: content deltas go to `on_delta` as they arrive; streamed
         tool-call fragments are assembled; the whole reply is returned at the end.
@@ -254,6 +289,7 @@ class LLMClient:
             temperature=temperature,
             tools=tools,
             max_tokens=max_tokens,
+            tool_choice=tool_choice,
         )
         try:
             response = self._client.chat.completions.create(stream=True, **kwargs)

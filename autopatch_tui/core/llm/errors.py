@@ -50,6 +50,22 @@ _CONTEXT_OVERFLOW_MARKERS: tuple[str, ...] = (
     "input is too long",
     "too many input tokens",
 )
+# Lower-cased fragments that, in an HTTP 500 body, mean the server's request validation refused the
+# request (llama-cpp-python answers pydantic errors with 500): repeating it cannot help.
+_VALIDATION_MARKERS: tuple[str, ...] = (
+    "validation error",
+    "input should be",
+    "field required",
+    "extra inputs are not permitted",
+    "extra fields not permitted",
+    "value is not a valid",
+    "none is not an allowed value",
+    "request validation",
+    "roles must alternate",  # a chat template that refuses the message sequence (e.g. a `tool` role)
+    "role not supported",
+)
+# Request parameters a refusal may name; only these fixed names are ever kept (never the body).
+_PARAMETERS: tuple[str, ...] = ("response_format", "json_object", "tool_choice", "tools")
 
 
 class ProviderError(AutopatchError):
@@ -62,6 +78,7 @@ class ProviderError(AutopatchError):
         status_code: int | None = None,
         exc_type: str | None = None,
         message: str | None = None,
+        names: tuple[str, ...] = (),
     ) -> None:
         if category not in PROVIDER_CATEGORIES:
             raise ValueError(f"unknown provider error category: {category!r}")
@@ -77,6 +94,11 @@ class ProviderError(AutopatchError):
         self.category = category
         self.status_code = status_code
         self.exc_type = exc_type
+        self.names = names  # request parameters the refusal named (from a fixed list), e.g. "tools"
+
+    def names_any(self, *parameters: str) -> bool:
+        """Whether this is a refused request (`bad_request`) that named one of `parameters`."""
+        return self.category == "bad_request" and any(p in self.names for p in parameters)
 
     @property
     def retryable(self) -> bool:
@@ -102,15 +124,36 @@ def _texts(value: object, depth: int = 0) -> Iterable[str]:
             yield from _texts(item, depth + 1)
 
 
-def _is_context_overflow(exc: openai.APIError) -> bool:
+def _haystack(exc: openai.APIError) -> str:
     parts: list[str] = []
     for attr in ("code", "type", "message"):
         value = getattr(exc, attr, None)
         if isinstance(value, str):
             parts.append(value)
     parts.extend(_texts(getattr(exc, "body", None)))
-    haystack = "\n".join(parts).lower()
+    return "\n".join(parts).lower()
+
+
+def _is_context_overflow(exc: openai.APIError) -> bool:
+    haystack = _haystack(exc)
     return any(marker in haystack for marker in _CONTEXT_OVERFLOW_MARKERS)
+
+
+def _is_validation_error(exc: openai.APIError) -> bool:
+    haystack = _haystack(exc)
+    return any(marker in haystack for marker in _VALIDATION_MARKERS)
+
+
+def refused_by_validation(body: bytes) -> bool:
+    """Whether an HTTP 500 body says the server's request validation refused the request (so the
+    SDK must not send it again). Only inspected, never kept."""
+    haystack = body[:65536].decode("utf-8", "replace").lower()
+    return any(marker in haystack for marker in _VALIDATION_MARKERS)
+
+
+def _named_parameters(exc: openai.APIError) -> tuple[str, ...]:
+    haystack = _haystack(exc)
+    return tuple(p for p in _PARAMETERS if p in haystack)
 
 
 def classify_openai_error(exc: BaseException) -> ProviderError:
@@ -138,6 +181,10 @@ def classify_openai_error(exc: BaseException) -> ProviderError:
             category = "auth"
         elif status == 408:
             category = "timeout"
+        elif status == 500 and _is_context_overflow(exc):
+            category = "context_overflow"
+        elif status == 500 and _is_validation_error(exc):
+            category = "bad_request"  # the server's schema refused the request: repeating cannot help
         elif isinstance(exc, openai.InternalServerError) or status >= 500:
             category = "transient_provider"
         elif _is_context_overflow(exc):
@@ -146,7 +193,8 @@ def classify_openai_error(exc: BaseException) -> ProviderError:
             category = "bad_request"
         else:  # an APIStatusError outside 4xx/5xx should not exist
             category = "internal"
-        return ProviderError(category, status_code=status, exc_type=name)
+        names = _named_parameters(exc) if category == "bad_request" else ()
+        return ProviderError(category, status_code=status, exc_type=name, names=names)
     if isinstance(exc, openai.APIResponseValidationError):
         return ProviderError("bad_request", status_code=exc.status_code, exc_type=name)
     if isinstance(exc, openai.APIError):

@@ -123,7 +123,8 @@ class RepairService:
             memory_map = session.memory_map().render()
             messages = [system] + ([{"role": "system", "content": memory_map}] if memory_map else [])
             messages.append({"role": "user", "content": user_text})
-            return AgentLoop(client, model).run(messages, toolbox, callbacks), toolbox
+            loop = AgentLoop(client, model, profile=profile, require_tools=True)  # ToolsRequiredError without tools
+            return loop.run(messages, toolbox, callbacks), toolbox
         finally:
             session.close()
 
