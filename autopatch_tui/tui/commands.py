@@ -75,6 +75,7 @@ class CommandRunner:
 
     # --- repair workflows ---------------------------------------------------------------
     def _progress(self, text: str) -> None:
+        self.screen.check_cancelled()  # Escape: the workflow stops at its next step
         self.screen.post_message(WorkflowProgress(text))
 
     async def _audit(self, cmd: slash.SlashCommand) -> None:

@@ -22,6 +22,17 @@ class NoteMessage(Static):
         self.add_class(f"-{level}")
 
 
+class FailedTurnNote(NoteMessage):
+    """A failed turn's note. It can take focus (Shift+Tab from the prompt): `r` resends `line`,
+    the text the user sent, as a new turn."""
+
+    can_focus = True
+
+    def __init__(self, text: str, line: str) -> None:
+        super().__init__(text, level="error")
+        self.line = line
+
+
 class AssistantMessage(Markdown):
     pass
 
@@ -38,8 +49,15 @@ class ChatLog(VerticalScroll):
         await self.mount(widget)
         return widget
 
-    async def add_note(self, text: str, *, level: str = "info") -> None:
-        await self.mount(NoteMessage(text, level=level))
+    async def add_note(self, text: str, *, level: str = "info") -> NoteMessage:
+        note = NoteMessage(text, level=level)
+        await self.mount(note)
+        return note
+
+    async def add_failed(self, text: str, line: str) -> FailedTurnNote:
+        note = FailedTurnNote(text, line)
+        await self.mount(note)
+        return note
 
     async def start_answer(self) -> tuple[AssistantMessage, MarkdownStream]:
         widget = await self.add_assistant("")
