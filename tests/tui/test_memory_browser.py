@@ -628,3 +628,31 @@ def test_memory_browser_snapshot(state: str, repo: Path, settings: Settings, sna
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+# --------------------------------------------------------------------------- keys respect focus
+
+
+async def test_typing_on_after_enter_in_the_search_never_fires_letter_keys(mb_manager: MemoryManager,
+                                                                           mb_clock: FakeClock,
+                                                                           settings: Settings) -> None:
+    """Issue 15: after Enter in the search box, typing "type hints" changed the status filter (s) and
+    wrote an export (e). The field keeps focus; Down moves to the results, visibly."""
+    mb_populate(mb_manager, mb_clock)
+    app = mb_app(mb_manager, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot)
+        box = screen.query_one("#mb-search", Input)
+        await pilot.press("slash", *"redis")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.focused is box and screen.query_text == "redis"
+        await pilot.press(*" type hints e s k f")
+        await settle(pilot)
+        assert box.value == "redis type hints e s k f"
+        assert (screen.status, screen.kind) == ("active", "all")
+        exports = mb_manager.paths.exports_dir
+        assert not exports.exists() or not list(exports.iterdir()), "no export was written"
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("down")
+        assert app.focused is screen.table

@@ -33,6 +33,7 @@ from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, Row
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
+from autopatch_tui.tui.widgets.search_box import SearchBox
 from autopatch_tui.tui.widgets.memory_item_detail import (
     Provenance,
     SourceList,
@@ -88,7 +89,8 @@ class MemoryBrowserScreen(AppScreen):
             with Horizontal(id="mb-toolbar"):
                 yield Select(KIND_OPTIONS, value="all", allow_blank=False, compact=True, id="mb-kind")
                 yield Select(STATUS_OPTIONS, value="active", allow_blank=False, compact=True, id="mb-status")
-                yield Input(placeholder="search Memory (as `memory search`) — Enter", compact=True, id="mb-search")
+                yield SearchBox(placeholder="search Memory (as `memory search`) — Enter searches, ↓ results",
+                                compact=True, id="mb-search")
             yield Static(Text(""), id="mb-summary", markup=False)
             with Horizontal(id="mb-body"):
                 yield DataTable(id="mb-items", cursor_type="row", zebra_stripes=True)
@@ -303,7 +305,10 @@ class MemoryBrowserScreen(AppScreen):
     def _search(self, event: Input.Submitted) -> None:
         self.query_text = event.value.strip()
         self.selected = None
-        self.reload()
+        self.reload()  # the field keeps focus: typing on never fires a letter key of this screen
+
+    @on(SearchBox.ToResults, "#mb-search")
+    def _to_results(self) -> None:
         self.table.focus()
 
     def action_duplicates(self) -> None:
