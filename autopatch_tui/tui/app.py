@@ -51,6 +51,8 @@ class AutopatchApp(App):
         *(Binding(key, f"show('{name}')", SCREEN_TITLES[name], id=f"screen.{name}", priority=True)
           for name, key in SCREEN_KEYS.items()),  # priority: the focused prompt (a TextArea) binds f6
         Binding("ctrl+q", "quit_flush", "Quit", id="app.quit", priority=True),
+        Binding("f1", "help", "Help", id="app.help", priority=True),
+        Binding("question_mark", "help", "Help", id="app.help_question", show=False),  # a text field types "?"
     ]
 
     job_counts: reactive[tuple[int, int, int, int]] = reactive((0, 0, 0, 0))
@@ -210,8 +212,21 @@ class AutopatchApp(App):
                 self.install_screen(self.make_screen(name), name)
             await self.push_screen(name)
 
+    async def action_help(self) -> None:
+        """The current screen's keys, generated from its bindings (F1, or `?` outside text fields)."""
+        from autopatch_tui.tui.screens.help import HelpScreen
+
+        screen = self.screen
+        if isinstance(screen, HelpScreen):
+            return
+        title = SCREEN_TITLES.get(screen.name or "", (screen.name or "dialog").capitalize())
+        await self.push_screen(HelpScreen(screen, title))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title == "Keys":  # Textual's panel lists the focused TextArea's bindings: ours instead
+                command = SystemCommand("Keys", "This screen's keys (F1)", lambda: self.run_action("help"))
+            yield command
         yield SystemCommand("Chat", "The conversation (F2)", lambda: self.run_action("show('chat')"))
         yield SystemCommand("Thread history", "Threads and turns (F3)", lambda: self.run_action("show('history')"))
         yield SystemCommand("Memory browser", "Items, revisions, provenance (F4)",

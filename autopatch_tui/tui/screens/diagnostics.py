@@ -95,7 +95,7 @@ class DiagnosticsScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="jobs.back"),
         Binding("p", "process", "Process pending jobs now", id="jobs.process"),
-        Binding("r", "refresh", "Refresh", id="jobs.refresh"),
+        Binding("r", "refresh", "Reload", id="jobs.refresh"),
     ]
 
     def __init__(self, services: Services) -> None:

@@ -55,7 +55,7 @@ SEARCH_INTENT = "general_chat"
 class MemoryBrowserScreen(AppScreen):
     CSS_PATH = style("memory_browser.tcss")
     BINDINGS = [
-        Binding("escape", "back", "Chat", id="memory.back"),
+        Binding("escape", "back", "Back", id="memory.back"),
         Binding("slash", "focus_search", "Search", id="memory.search"),
         Binding("k", "cycle_kind", "Kind", id="memory.kind"),
         Binding("s", "cycle_status", "Status", id="memory.status"),

@@ -155,7 +155,7 @@ class ProposalRow(Vertical):
 class MergeDialog(AppModalScreen):
     CSS_PATH = style("stores.tcss")
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel / close", id="merge.cancel"),
+        Binding("escape", "cancel", "Close", id="merge.cancel"),
         Binding("s", "swap", "Swap direction", id="merge.swap"),
         Binding("m", "merge", "Merge", id="merge.merge"),
         Binding("r", "rescan", "Scan again", id="merge.rescan"),

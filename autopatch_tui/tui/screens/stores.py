@@ -71,7 +71,7 @@ def cell(text: str, *, justify: JustifyMethod = "left") -> Text:
 class StoresScreen(AppScreen):
     CSS_PATH = style("stores.tcss")
     BINDINGS = [
-        Binding("escape", "back", "Chat", id="stores.back"),
+        Binding("escape", "back", "Back", id="stores.back"),
         Binding("d", "scan", "Find duplicate stores", id="stores.scan"),
         Binding("r", "reload", "Reload", id="stores.reload"),
     ]
