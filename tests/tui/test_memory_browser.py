@@ -32,6 +32,7 @@ from autopatch_tui.tui.services import Services
 from tests.support.fixtures import FakeClock, db_path, write_old_store
 from tests.support.tui_wait import click, poll
 from tests.support.tui_text import plain
+from tests.tui.layouts import with_sizes
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -616,8 +617,9 @@ def _snapshot_app(repo: Path, settings: Settings, state: str) -> AutopatchApp:  
     return AutopatchApp(Services(mgr, settings, clock=clock))
 
 
-@pytest.mark.parametrize("state", ["empty", "populated", "degraded"])
-def test_memory_browser_snapshot(state: str, repo: Path, settings: Settings, snap_compare: Any) -> None:
+@with_sizes(["empty", "populated", "degraded"], "populated", SIZE)
+def test_memory_browser_snapshot(state: str, size: tuple[int, int], repo: Path, settings: Settings,
+                                 snap_compare: Any) -> None:
     app = _snapshot_app(repo, settings, state)
 
     async def run_before(pilot: Pilot) -> None:
@@ -627,7 +629,7 @@ def test_memory_browser_snapshot(state: str, repo: Path, settings: Settings, sna
             await choose(pilot, screen, "mem-02CACHE")
         await settle(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 # --------------------------------------------------------------------------- keys respect focus

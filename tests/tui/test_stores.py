@@ -43,6 +43,7 @@ from tests.support.pipeline_helpers import payload_of, seed_item, stub_settings
 from tests.support.tui_wait import click, poll  # noqa: E402
 from tests.support.tui_wait import settle as st_wait
 from tests.support.tui_text import plain
+from tests.tui.layouts import with_sizes
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -565,7 +566,7 @@ async def test_declining_the_confirmation_merges_nothing(repo: Path, settings: S
 # --------------------------------------------------------------------------- snapshots
 
 
-def _snapshot(snap_compare: Any, repo: Path, settings: Settings, state: str) -> bool:
+def _snapshot(snap_compare: Any, repo: Path, settings: Settings, state: str, size: tuple[int, int] = SIZE) -> bool:
     engine = "no_model" if state == "no_model" else "model"
     result = fixed_result(engine, truncated=engine == "model")
     service = FixedStores(fixed_rows(), result)
@@ -584,12 +585,12 @@ def _snapshot(snap_compare: Any, repo: Path, settings: Settings, state: str) -> 
                 await pilot.press("down", "s")  # the second proposal swapped and highlighted
         await st_wait(pilot)
 
-    return snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    return snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-@pytest.mark.parametrize("state", ["list", "proposals", "no_model"])
-def test_stores_snapshot(state: str, repo: Path, settings: Settings, snap_compare: Any) -> None:
-    assert _snapshot(snap_compare, repo, settings, state)
+@with_sizes(["list", "proposals", "no_model"], "list", SIZE)
+def test_stores_snapshot(state: str, size: tuple[int, int], repo: Path, settings: Settings, snap_compare: Any) -> None:
+    assert _snapshot(snap_compare, repo, settings, state, size)
 
 
 async def test_merging_the_apps_own_store_away_reopens_the_app_on_the_holder(
@@ -624,3 +625,29 @@ async def test_merging_the_apps_own_store_away_reopens_the_app_on_the_holder(
         assert "after the merge" in [t.user_text for t in holder.recent_turns()]
     finally:
         holder.close()
+
+
+# --------------------------------------------------------------------------- truthful merge messages
+
+
+async def test_merge_confirmation_names_stores_by_label_or_root_and_the_result_claims_nothing_unscanned(
+        repo: Path, settings: Settings) -> None:
+    """Issue 15: the confirmation read `project-SAG… (project-SAG…)`; after the last merge the dialog
+    said "no duplicate stores found" while a rescan found one."""
+    result = ScanResult("model", False, [fixed_proposal(S4, S3, "high", "engine", "same parser")])
+    service = FixedStores(fixed_rows(), result)
+    app = st_app(repo, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        _, dialog = await open_fixed(pilot, service, result)
+        await pilot.press("m")
+        await poll(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        body = plain(app.screen, "#body")
+        assert body.startswith("Merge /mnt/backup/parser into Parser?")  # no label: the root
+        assert body.count(S4[0]) == 1 and body.count(S3[0]) == 1  # each store name once, as a detail
+        assert f"{S4[0]} ({S4[0]})" not in body
+        await pilot.press("y")
+        await st_wait(pilot, lambda: dialog.merging is None and service.merged)
+        status = plain(dialog, "#merge-status")
+        assert "no duplicate stores found" not in status
+        assert "Merged /mnt/backup/parser into Parser" in status and "scan again (r)" in status.lower()
+        assert "Scan again (r)" in str(dialog.query_one(".proposal-empty", Static).render())

@@ -16,7 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.timer import Timer
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.manager import MemoryManager
@@ -93,6 +93,7 @@ class HistoryScreen(AppScreen):
         yield TurnTable(id="turns", cursor_type="row", zebra_stripes=True)
         with TurnDetail(id="detail"):
             yield Static(Text(""), id="detail-text", markup=False)
+            yield Markdown("", id="detail-answer")
         yield Static(Text(""), id="notice", markup=False)
         yield AppFooter()
 

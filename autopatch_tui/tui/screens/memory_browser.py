@@ -33,6 +33,7 @@ from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, Row
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
+from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 from autopatch_tui.tui.widgets.search_box import SearchBox
 from autopatch_tui.tui.widgets.memory_item_detail import (
     Provenance,
@@ -93,7 +94,7 @@ class MemoryBrowserScreen(AppScreen):
                                 compact=True, id="mb-search")
             yield Static(Text(""), id="mb-summary", markup=False)
             with Horizontal(id="mb-body"):
-                yield DataTable(id="mb-items", cursor_type="row", zebra_stripes=True)
+                yield ResponsiveTable(id="mb-items", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="mb-detail"):
                     yield Static(Text(""), id="mb-fields", markup=False)
                     yield Static(Text("Revisions"), id="mb-revisions-title", classes="mb-section", markup=False)
@@ -117,18 +118,15 @@ class MemoryBrowserScreen(AppScreen):
         self.reload()
 
     @property
-    def table(self) -> DataTable:
-        return self.query_one("#mb-items", DataTable)
+    def table(self) -> ResponsiveTable:
+        return self.query_one("#mb-items", ResponsiveTable)
 
     @property
     def sources(self) -> SourceList:
         return self.query_one("#mb-sources", SourceList)
 
-    def _set_columns(self, columns: tuple[tuple[str, str, int], ...]) -> None:
-        table = self.table
-        table.clear(columns=True)
-        for key, label, width in columns:
-            table.add_column(Text(label), width=width, key=key)
+    def _set_columns(self, columns: tuple[Col, ...]) -> None:
+        self.table.set_spec(columns)
 
     # --- loading ------------------------------------------------------------------------
     def _memory_changed(self, _version: int) -> None:

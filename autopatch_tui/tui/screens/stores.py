@@ -26,10 +26,13 @@ from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.merge_dialog import MergeDialog, StoresChanged
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
+from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 WORKER_GROUPS = ("stores-load",)
-COLUMNS = (("store", "Store", 34), ("label", "Label", 20), ("root", "Root", 38), ("facts", "Facts", 6),
-           ("state", "State", 8))
+# Label and Root take the free width (Root twice Label's share); on a narrow terminal Facts leaves
+# first, then State; the store name never does
+COLUMNS = (Col("store", "Store", 34), Col("label", "Label", 12, flex=1), Col("root", "Root", 14, flex=2),
+           Col("facts", "Facts", 6, drop=2), Col("state", "State", 8, drop=1))
 
 
 def current_store_name(services: Services) -> str | None:
@@ -92,16 +95,15 @@ class StoresScreen(AppScreen):
     def compose(self) -> ComposeResult:
         yield Static(Text("Project stores"), id="stores-title")
         yield Static(Text("Reading the store registry…"), id="stores-summary")
-        yield DataTable(id="stores-table", cursor_type="row", zebra_stripes=True)
+        yield ResponsiveTable(id="stores-table", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="stores-actions"):
             yield Button(Text("Find duplicate stores (d)"), id="stores-scan", variant="primary")
             yield Button(Text("Reload (r)"), id="stores-reload")
         yield AppFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for key, label, width in COLUMNS:
-            table.add_column(Text(label), key=key, width=width)
+        table = self.query_one(ResponsiveTable)
+        table.set_spec(COLUMNS)
         table.focus()
         if hasattr(self.app, "store_generation"):
             self.watch(self.app, "store_generation", self._store_reopened, init=False)
