@@ -57,6 +57,7 @@ DOES: dict[str, str] = {
     "confirm.cancel": "decline",
     "search.results": "from a search field to its results",
     "help.close": "close this help",
+    "ask.close": "close without an answer (Enter answers)",
 }
 
 # (section title, intro, [(module, class)]) in the order docs/keys.md shows them
@@ -69,7 +70,8 @@ SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("Stores and the merge dialog", "", (("screens.stores", "StoresScreen"), ("screens.merge_dialog", "MergeDialog"))),
     ("Search fields", "In the search fields of the history and the Memory browser (they keep focus after Enter, "
      "so typing on never fires a screen's letter keys).", (("widgets.search_box", "SearchBox"),)),
-    ("Dialogs", "", (("screens.confirm", "ConfirmScreen"), ("screens.help", "HelpScreen"))),
+    ("Dialogs", "", (("screens.confirm", "ConfirmScreen"), ("screens.text_prompt", "TextPromptScreen"),
+                     ("screens.help", "HelpScreen"))),
 )
 
 PROMPT_KEYS: tuple[tuple[str, str], ...] = (

@@ -181,3 +181,37 @@ def test_the_turn_shows_its_live_steps_from_the_tool_calls(repo, llm_stub):
             assert [str(u.render()) for u in app.screen.query(UserMessage)] == ["how do I build?"]
 
     asyncio.run(run())
+
+
+def test_an_unreachable_endpoint_says_where_and_why_without_path_or_key(repo):
+    import os
+    import socket
+
+    from autopatch_tui.core.settings import load_settings
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = load_settings({**os.environ, "AUTOPATCH_LLM_BASE_URL": f"http://127.0.0.1:{port}/secret-path/v1",
+                              "AUTOPATCH_LLM_MODEL": "gpt-4o", "AUTOPATCH_LLM_API_KEY": "sk-SECRET-KEY"},
+                             llm_max_retries=0, llm_timeout_seconds=5)
+    app = make_app(repo, settings)
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await type_and_send(pilot, "hello")
+            await wait_idle(pilot, app)
+            text = notes(app)[-1]
+            assert f"cannot reach the model at 127.0.0.1:{port} (connection refused)" in text
+            assert "secret-path" not in text and "SECRET-KEY" not in text and "APIConnectionError" not in text
+            assert [(t.user_text, t.state) for t in app.manager.recent_turns()] == [("hello", "failed")]
+
+    asyncio.run(run())
+
+
+def test_host_port_names_only_host_and_port():
+    from autopatch_tui.core.llm.reach import host_port
+
+    assert host_port("https://user:sk-KEY@api.example.test/v1?key=x") == "api.example.test:443"
+    assert host_port("http://[::1]:8080/v1") == "[::1]:8080"
+    assert host_port("not a url") is None and host_port(None) is None

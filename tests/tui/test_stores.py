@@ -20,7 +20,7 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widget import Widget
-from textual.widgets import Button, DataTable, ProgressBar, Static
+from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings
@@ -651,3 +651,37 @@ async def test_merge_confirmation_names_stores_by_label_or_root_and_the_result_c
         assert "no duplicate stores found" not in status
         assert "Merged /mnt/backup/parser into Parser" in status and "scan again (r)" in status.lower()
         assert "Scan again (r)" in str(dialog.query_one(".proposal-empty", Static).render())
+
+
+async def test_the_store_list_adds_a_store_and_sets_a_label(repo: Path, settings: Settings, tmp_path: Path) -> None:
+    """Issue 15: the stores screen could not add or label stores (it now uses the registry service)."""
+    from autopatch_tui.tui.screens.text_prompt import TextPromptScreen
+
+    other = make_git_repo(tmp_path / "elsewhere", "https://git.test/acme/elsewhere.git")
+    MemoryManager.open(other, settings.with_overrides(home=tmp_path / "another-home")).close()  # unregistered here
+    app = st_app(repo, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        stores = await open_stores(pilot)
+        assert len(stores.rows) == 1
+        await pilot.press("a")
+        await poll(pilot, lambda: isinstance(app.screen, TextPromptScreen))
+        await pilot.press(*"/no/such/folder", "enter")
+        await st_wait(pilot, lambda: any("no such checkout" in n for n in notes))
+        assert len(stores.rows) == 1 and app.screen is stores
+        await pilot.press("a")
+        await poll(pilot, lambda: isinstance(app.screen, TextPromptScreen))
+        app.screen.query_one(Input).value = str(other)
+        await pilot.press("enter")
+        await st_wait(pilot, lambda: len(stores.rows) == 2)
+        added = next(r for r in stores.rows if r.store != stores.current)
+        assert any(f"Added store {added.store}" in n for n in notes)
+        table = stores.query_one(DataTable)
+        table.move_cursor(row=table.get_row_index(added.store))
+        await pilot.press("l")
+        await poll(pilot, lambda: isinstance(app.screen, TextPromptScreen))
+        app.screen.query_one(Input).value = "Elsewhere [bold]copy[/bold]"
+        await pilot.press("enter")
+        await st_wait(pilot, lambda: any(r.label == "Elsewhere [bold]copy[/bold]" for r in stores.rows))
+    labels = {d["store"]: d["label"] for d in StoreService(settings).stores()}
+    assert labels[added.store] == "Elsewhere [bold]copy[/bold]"

@@ -18,6 +18,7 @@ from textual.worker import Worker, WorkerState
 from autopatch_tui.core.agent.chat import NO_MODEL_HELP
 from autopatch_tui.core.agent.loop import AgentCallbacks
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.llm.reach import unreachable_text
 from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.tui import slash
 from autopatch_tui.tui.commands import CommandRunner
@@ -312,7 +313,8 @@ class ChatScreen(AppScreen):
             post(TurnFailed(str(exc), saved=exc.turn_id is not None, cancelled=True))
             return
         except AutopatchError as exc:
-            post(TurnFailed(str(exc), saved=exc.turn_id is not None))
+            text = unreachable_text(exc, self.services.settings.llm_base_url) or str(exc)
+            post(TurnFailed(text, saved=exc.turn_id is not None))
             return
         post(TurnDone(result.answer, result.turn_id, result.intent))
 
