@@ -52,3 +52,43 @@ def test_new_says_failed_jobs_failed(repo, llm_stub):
             assert "0 job(s) done" in text and "failed (see Jobs, F5)" in text, text
 
     asyncio.run(run())
+
+
+def test_the_audit_summarys_closing_lines_are_not_part_of_the_last_bullet(repo, settings):
+    from textual.widgets._markdown import MarkdownBulletList, MarkdownParagraph
+
+    from autopatch_tui.tui.widgets.chat_log import AssistantMessage
+    from tests.tui.test_repair_chat import SWALLOW
+
+    (repo / "src").mkdir()
+    (repo / "src" / "io.py").write_text(SWALLOW, encoding="utf-8")
+    app = make_app(repo, settings)
+
+    def block_text(block) -> str:
+        return " ".join(str(p.render()) for p in [block, *block.query(MarkdownParagraph)])
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await type_and_send(pilot, "/audit @src")
+            await wait_idle(pilot, app)
+            answer = app.screen.query(AssistantMessage).last()
+            [turn] = app.manager.recent_turns()
+            assert answer.source == turn.assistant_text  # the saved text, unchanged
+            lists = list(answer.query(MarkdownBulletList))
+            assert lists and all("Pending patches" not in block_text(b) for b in lists)
+            paragraphs = [str(p.render()) for p in answer.children if isinstance(p, MarkdownParagraph)]
+            assert any(p.startswith("Pending patches") for p in paragraphs), paragraphs
+            assert any(p.startswith("No model is configured") for p in paragraphs), paragraphs
+
+    asyncio.run(run())
+
+
+def test_markdown_view_ends_a_list_before_a_plain_line_and_leaves_code_alone():
+    from autopatch_tui.tui.widgets.markdown_view import markdown_view
+
+    assert markdown_view("Audit:\n- F1 a\n- F2 b\nPending patches: 1\nNext: x") == (
+        "Audit:\n- F1 a\n- F2 b\n\nPending patches: 1\n\nNext: x")
+    assert markdown_view("one\ntwo") == "one\ntwo"  # no list: untouched
+    code = "```diff\n- old\n+ new\n```"
+    assert markdown_view(code) == code
+    assert markdown_view("- a\n  continued\n\ntext") == "- a\n  continued\n\ntext"

@@ -3,10 +3,15 @@ answer is Markdown, streamed. The view follows the bottom until the user scrolls
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
+from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownStream
+
+from autopatch_tui.tui.widgets.markdown_view import markdown_view
 
 
 class UserMessage(Static):
@@ -34,7 +39,23 @@ class FailedTurnNote(NoteMessage):
 
 
 class AssistantMessage(Markdown):
-    pass
+    """An answer. `source` is exactly the saved text; what is drawn is its `markdown_view`."""
+
+    def __init__(self, markdown: str = "", **kwargs: Any) -> None:
+        self._saved: str | None = markdown
+        super().__init__(markdown_view(markdown), **kwargs)
+
+    def update(self, markdown: str) -> AwaitComplete:
+        self._saved = markdown
+        return super().update(markdown_view(markdown))
+
+    def append(self, markdown: str) -> AwaitComplete:
+        self._saved = None  # streaming: the source is what has arrived
+        return super().append(markdown)
+
+    @property
+    def source(self) -> str:
+        return self._saved if self._saved is not None else super().source
 
 
 class ChatLog(VerticalScroll):

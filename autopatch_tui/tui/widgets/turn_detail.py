@@ -10,6 +10,7 @@ from textual.widgets import Markdown, Static
 
 from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.tui.widgets.history_tables import short_time
+from autopatch_tui.tui.widgets.markdown_view import markdown_view
 
 
 def turn_detail_text(turn: TurnInfo) -> Text:
@@ -42,5 +43,5 @@ class TurnDetail(VerticalScroll):
             return
         text.update(turn_detail_text(turn))
         answer.display = bool(turn.assistant_text)
-        answer.update(turn.assistant_text or "")
+        answer.update(markdown_view(turn.assistant_text or ""))
         self.scroll_home(animate=False)
