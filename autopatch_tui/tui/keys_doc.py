@@ -36,7 +36,7 @@ DOES: dict[str, str] = {
     "memory.jump": "open the selected provenance quote's turn in history",
     "memory.export": "write a JSON export (says where it wrote)",
     "memory.clear": "clear a degraded store (asks first; shown only when degraded)",
-    "memory.reload": "reload",
+    "memory.reload": "reload the list and the selected item",
     "memory.duplicates": "find duplicate project stores (merge dialog)",
     "jobs.back": "back to chat",
     "jobs.process": "give every pending job one processing chance now",

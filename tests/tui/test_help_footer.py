@@ -4,6 +4,7 @@ bindings (a user keymap shows); the footer's order does not change with focus.""
 from __future__ import annotations
 
 import asyncio
+import inspect
 
 from textual.widgets import Input
 from textual.widgets._footer import FooterKey
@@ -91,5 +92,22 @@ def test_the_footer_order_does_not_change_with_focus(repo, settings):
             with_search = footer_keys(app)  # letter keys type now, so they leave the footer; the order stays
             assert with_search == [k for k in with_table if k in with_search]
             assert with_search[0] == "escape" and "k" not in with_search
+
+    asyncio.run(run())
+
+
+def test_the_palettes_keys_command_opens_this_help(repo, settings):
+    app = make_app(repo, settings)
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            keys = [c for c in app.get_system_commands(app.screen) if c.title == "Keys"]
+            assert len(keys) == 1
+            result = keys[0].callback()  # the palette awaits what a command returns
+            if inspect.isawaitable(result):
+                await result
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
 
     asyncio.run(run())

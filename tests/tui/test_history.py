@@ -422,3 +422,23 @@ async def test_the_detail_renders_the_assistants_markdown(repo: Path, settings: 
         shown = screen_text(app)
         assert "Answer" in shown and "## Answer" not in shown and "**make test**" not in shown
         assert [str(h.content if hasattr(h, "content") else h) for h in screen.query(MarkdownH2)]
+
+
+async def test_the_search_keeps_focus_after_enter_and_down_moves_to_the_results(repo: Path,
+                                                                                settings: Settings) -> None:
+    """Issue 15: Enter in a search box moved focus away, so typing on fired letter keys (`e` exported)."""
+    hs_seed(repo, settings, SMALL)
+    app = hs_app(repo, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_history(pilot)
+        box = screen.query_one("#search", Input)
+        await pilot.press("slash", *"needle", "enter")
+        await hs_wait(pilot, lambda: screen.mode == "search")
+        assert app.focused is box
+        await pilot.press(*" e m b")
+        await hs_wait(pilot)
+        assert box.value == "needle e m b"
+        exports = app.manager.paths.exports_dir
+        assert not exports.exists() or not list(exports.iterdir()), "no export was written"
+        await pilot.press("down")
+        assert app.focused is screen.turns_table

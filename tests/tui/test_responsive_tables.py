@@ -77,3 +77,31 @@ def test_a_resize_refits_the_columns_keeps_the_rows_and_the_cursor_and_brings_co
             assert str(table.get_cell("job1", "calls")) == "calls1"
 
     asyncio.run(run())
+
+
+class BarApp(App):
+    def compose(self) -> ComposeResult:
+        from autopatch_tui.tui.widgets.status_bar import StatusBar
+
+        yield StatusBar()
+
+
+def test_the_status_bar_keeps_the_thread_readable_at_80_columns():
+    from autopatch_tui.tui.widgets.status_bar import StatusBar
+
+    app = BarApp()
+
+    async def run() -> None:
+        async with app.run_test(size=(80, 3)) as pilot:
+            bar = app.query_one(StatusBar)
+            bar.model_label = "qwen2.5-coder:32b-instruct-q8_0"
+            bar.pending, bar.failed, bar.thread_id = 12, 3, "thr-01HISTACTIVE00000000ABCDEFGH"
+            bar.busy = "reading a file…"
+            await pilot.pause()
+            line = bar.render().plain
+            assert len(line) <= 80 and "thread: ABCDEFGH" in line and "reading a file" in line
+            await pilot.resize_terminal(200, 3)
+            await pilot.pause()
+            assert "model: qwen2.5-coder:32b-instruct-q8_0" in bar.render().plain  # wide: the full line
+
+    asyncio.run(run())

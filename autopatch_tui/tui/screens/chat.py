@@ -149,7 +149,7 @@ class ChatScreen(AppScreen):
                 await self.log_view.add_assistant(t.assistant_text)
             elif t.state == "failed":
                 self.failed_line = t.user_text
-                await self.log_view.add_failed(f"(turn failed; r or /retry sends it again)", t.user_text)
+                await self.log_view.add_failed("(turn failed; r or /retry sends it again)", t.user_text)
             elif t.state != "completed":
                 await self.log_view.add_note(f"(turn {t.state})", level="warning")
         self.refresh_bindings()
