@@ -398,3 +398,5 @@ class ChatScreen(AppScreen):
     async def reset_view(self) -> None:
         await self.log_view.clear()
         self.files.clear()
+        self.failed_line = None  # a new view: `r` / `/retry` do not resend a turn that is no longer shown
+        self.refresh_bindings()
