@@ -101,7 +101,9 @@ def key_label(key: str) -> str:
 
 
 def does(binding: Binding) -> str:
-    return binding.tooltip or DOES.get(binding.id or "", binding.description)
+    """The binding's tooltip, else its DOES entry, else its footer name (a binding added without
+    either is still listed; regenerate docs/keys.md after adding one)."""
+    return binding.tooltip or DOES.get(binding.id or "", binding.description.lower())
 
 
 def row(binding: Binding, key: str | None = None) -> KeyRow:

