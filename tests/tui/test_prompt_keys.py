@@ -150,10 +150,10 @@ def test_page_up_and_down_scroll_the_chat_from_the_prompt(repo, settings):
     async def run() -> None:
         async with app.run_test(size=SIZE) as pilot:
             await wait_idle(pilot, app)
-            for _ in range(3):
-                await type_and_send(pilot, "/help")
-                await wait_idle(pilot, app)
             log_view = app.screen.query_one(ChatLog)
+            for n in range(60):  # more conversation than fits
+                await log_view.add_note(f"note {n}")
+            app.screen.query_one(PromptInput).focus()
             await pilot.pause()
             bottom = log_view.scroll_y
             assert bottom > 0
