@@ -108,6 +108,11 @@ def test_tab_accepts_the_highlighted_path_completion(repo, settings):
             await pilot.pause()
             assert prompt.text == "look at @src/window.py "
             assert app.focused is prompt and not box.display
+            prompt.clear()
+            prompt.insert("/patch bogus ID")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "usage: /patch" in notes(app)[-1] and prompt.text == "/patch bogus ID"  # kept to be fixed
 
     asyncio.run(run())
 
@@ -134,6 +139,12 @@ def test_up_and_down_walk_this_repositorys_private_prompt_history(repo, settings
             assert prompt.text == "/memory status"
             await pilot.press("down")
             assert prompt.text == "half typed"  # the draft comes back
+            await pilot.press("up", "end", *" edited", "down")
+            assert prompt.text == "/memory status edited"  # Down never throws an edited entry away
+            await pilot.press("up")
+            assert prompt.text == "/memory status"
+            await pilot.press("down")
+            assert prompt.text == "/memory status edited"  # the edit became the draft of the new walk
 
     asyncio.run(run())
     assert path.is_relative_to(settings.home) and not path.is_relative_to(repo)

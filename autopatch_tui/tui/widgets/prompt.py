@@ -80,6 +80,9 @@ class PromptInput(TextArea):
         else:
             if row != self.document.line_count - 1 or not self.prompt_history.walking:
                 return False
+            if self.text != self._recalled:
+                self.prompt_history.stop()  # an edited entry is the user's text now: Down never replaces it
+                return False
             entry = self.prompt_history.next()
         if entry is not None:
             self.show_text(entry)
