@@ -35,6 +35,7 @@ from autopatch_tui.core.stores.scan import Proposal, ScanResult
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
+from autopatch_tui.tui.screens.merge_text import after_merge_status, confirm_body
 from autopatch_tui.tui.widgets.footer import AppFooter
 
 Pair = frozenset[str]
@@ -59,16 +60,6 @@ def pair_key(proposal: Proposal) -> Pair:
 def plain(value: object, default: str = "-") -> str:
     text = " ".join(str(value).split()) if value is not None else ""
     return text or default
-
-
-def after_merge_status(src_name: str, tgt_name: str, left: int) -> str:
-    """The status after a merge. The scan's other pairs were judged before the merge: the merged store
-    was never compared as one, so "no duplicates" cannot be claimed until a new scan."""
-    if left:
-        return (f"Merged {src_name} into {tgt_name}. {left} proposal(s) of this scan left; the ones with either "
-                f"store were removed. Scan again (r) to compare {tgt_name} with the others.")
-    return (f"Merged {src_name} into {tgt_name}. No proposals of this scan are left; scan again (r) to compare "
-            f"{tgt_name} with the other stores.")
 
 
 class StoresChanged(Message):
@@ -421,14 +412,8 @@ class MergeDialog(AppModalScreen):
         if not self.confirm:
             self._start_merge(pair, source, target, src_name, tgt_name)
             return
-        src_line = row.describe(source) if row else source
-        tgt_line = row.describe(target) if row else target
-        body = (f"Merge {src_name} into {tgt_name}?\n\n"
-                f"merge  {src_line}\ninto   {tgt_line}\n\n"
-                f"Its threads, turns and Memory move into {tgt_name}; {src_name} is then retired and its file "
-                "is kept as a backup.")
-        if source == self.current_store:
-            body += f"\n\nThis is the store this app uses: after the merge the app continues with {tgt_name}."
+        body = confirm_body(src_name, tgt_name, row.describe(source) if row else source,
+                            row.describe(target) if row else target, own=source == self.current_store)
 
         def answered(yes: bool | None) -> None:
             if yes:
