@@ -222,11 +222,12 @@ class AutopatchApp(App):
         title = SCREEN_TITLES.get(screen.name or "", (screen.name or "dialog").capitalize())
         await self.push_screen(HelpScreen(screen, title))
 
+    async def action_show_help_panel(self) -> None:
+        """The palette's "Keys": this app's help screen (Textual's panel lists a focused TextArea's keys)."""
+        await self.action_help()
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        for command in super().get_system_commands(screen):
-            if command.title == "Keys":  # Textual's panel lists the focused TextArea's bindings: ours instead
-                command = SystemCommand("Keys", "This screen's keys (F1)", lambda: self.run_action("help"))
-            yield command
+        yield from super().get_system_commands(screen)
         yield SystemCommand("Chat", "The conversation (F2)", lambda: self.run_action("show('chat')"))
         yield SystemCommand("Thread history", "Threads and turns (F3)", lambda: self.run_action("show('history')"))
         yield SystemCommand("Memory browser", "Items, revisions, provenance (F4)",
