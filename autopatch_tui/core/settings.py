@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -124,13 +125,31 @@ def config_path(env: Mapping[str, str], home: Path) -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
 
 
+def toml_error_text(path: Path, exc: tomllib.TOMLDecodeError) -> str:
+    """`config.toml line 3, column 8: invalid value`. Only the parser's own fixed wording and the
+    position are used (a settings file may hold an API key; the parser's messages never quote it)."""
+    message = str(exc)
+    found = re.search(r"^(.*?)\s*\(at line (\d+), column (\d+)\)\s*$", message)
+    at_end = re.search(r"^(.*?)\s*\(at end of document\)\s*$", message)
+    match = found or at_end
+    what = (match.group(1).strip().rstrip(".") if match else "") or "invalid TOML"
+    what = what[:1].lower() + what[1:]
+    if found is not None:
+        return f"settings file {path} line {found.group(2)}, column {found.group(3)}: {what}"
+    if at_end is not None:
+        return f"settings file {path} at its end: {what}"
+    return f"cannot read settings file {path}: invalid TOML"
+
+
 def _read_toml(path: Path) -> dict[str, object]:
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(toml_error_text(path, exc)) from None
+    except OSError as exc:
         raise ConfigError(f"cannot read settings file {path}: {type(exc).__name__}") from exc
     allowed = set(Settings.model_fields) - {"home", "config_file"}
     unknown = sorted(set(data) - allowed)

@@ -61,6 +61,8 @@ class AutopatchApp(App):
         *(Binding(key, f"show('{name}')", SCREEN_TITLES[name], id=f"screen.{name}", priority=True)
           for name, key in SCREEN_KEYS.items()),  # priority: the focused prompt (a TextArea) binds f6
         Binding("ctrl+q", "quit_flush", "Quit", id="app.quit", priority=True),
+        Binding("f1", "help", "Help", id="app.help", priority=True),
+        Binding("question_mark", "help", "Help", id="app.help_question", show=False),  # a text field types "?"
     ]
 
     job_counts: reactive[tuple[int, int, int, int]] = reactive((0, 0, 0, 0))
@@ -233,6 +235,20 @@ class AutopatchApp(App):
             if not self.is_screen_installed(name):
                 self.install_screen(self.make_screen(name), name)
             await self.push_screen(name)
+
+    async def action_help(self) -> None:
+        """The current screen's keys, generated from its bindings (F1, or `?` outside text fields)."""
+        from autopatch_tui.tui.screens.help import HelpScreen
+
+        screen = self.screen
+        if isinstance(screen, HelpScreen):
+            return
+        title = SCREEN_TITLES.get(screen.name or "", (screen.name or "dialog").capitalize())
+        await self.push_screen(HelpScreen(screen, title))
+
+    async def action_show_help_panel(self) -> None:
+        """The palette's "Keys": this app's help screen (Textual's panel lists a focused TextArea's keys)."""
+        await self.action_help()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -10,7 +10,7 @@ from autopatch_tui.core.events import FlushProgress
 from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
 from autopatch_tui.core.repair.patching import PatchApplyError
 from autopatch_tui.core.repair.workspace import WorkspaceError
-from autopatch_tui.tui import slash
+from autopatch_tui.tui import flush_text, slash
 from autopatch_tui.tui.messages import WorkflowProgress
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.prompt import mentioned_paths
@@ -75,6 +75,7 @@ class CommandRunner:
 
     # --- repair workflows ---------------------------------------------------------------
     def _progress(self, text: str) -> None:
+        self.screen.check_cancelled()  # Escape: the workflow stops at its next step
         self.screen.post_message(WorkflowProgress(text))
 
     async def _audit(self, cmd: slash.SlashCommand) -> None:
@@ -113,11 +114,12 @@ class CommandRunner:
 
         def work() -> str:
             closed = review.end()  # /new ends the review state first; a running request keeps its own
+            captured = flush_text.open_jobs(mgr)
             result = mgr.new_thread()
             closed = review.end() or closed  # an audit begun during the flush ran on the old thread
             f = result.flush
-            text = (f"New thread {result.new_thread_id}. Memory flush of the old thread: {f.completed} job(s) done, "
-                    f"{f.pending} pending.")
+            outcome = flush_text.flush_report(flush_text.outcomes(mgr, captured), f.pending)
+            text = f"New thread {result.new_thread_id}. Memory flush of the old thread: {outcome}"
             if f.timed_out:
                 text += " The flush timed out: the remaining jobs stay queued and finish in the background."
             if closed:

@@ -49,10 +49,11 @@ class TurnDone(Message):
 
 
 class TurnFailed(Message):
-    def __init__(self, error: str, *, saved: bool = True) -> None:
+    def __init__(self, error: str, *, saved: bool = True, cancelled: bool = False) -> None:
         super().__init__()
         self.error = error
         self.saved = saved  # the RAW user text was stored (the turn is `failed`)
+        self.cancelled = cancelled  # the user cancelled it (Escape)
 
 
 class OpenTurnInHistory(Message):

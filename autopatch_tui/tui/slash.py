@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "/browse": "open the Memory browser",
     "/jobs": "open the Memory job diagnostics",
     "/stores": "find duplicate project stores",
+    "/retry": "send the newest failed turn again as a new turn (r on a failed note does the same)",
     "/help": "this list",
     "/quit": "flush Memory and quit",
 }
@@ -107,4 +108,6 @@ def help_text() -> str:
     width = max(len(c) for c in COMMANDS)
     lines = [f"{c.ljust(width)}  {d}" for c, d in COMMANDS.items()]
     lines.append("@path mentions a file or folder: it becomes the turn's scope. Enter sends, ctrl+j adds a line.")
+    lines.append("Tab accepts the highlighted completion; Up/Down walk your earlier prompts; PageUp/PageDown scroll "
+                 "the chat; Escape cancels a running request; F1 lists every key.")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.services import Services
 from tests.support.fixtures import write_old_store
+from tests.tui.layouts import SIZES
 
 SIZE = (110, 34)
 FROZEN = "2026-11-29 12:00:00 +0000"
@@ -51,14 +52,15 @@ def test_chat_empty_no_model(snap_compare, fixed_repo, settings, deterministic):
     assert snap_compare(app_for(fixed_repo, settings), terminal_size=SIZE, run_before=settle)
 
 
-def test_chat_populated(snap_compare, fixed_repo, settings, deterministic):
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_chat_populated(snap_compare, fixed_repo, settings, deterministic, size):
     mgr = MemoryManager.open(fixed_repo, settings)
     for question, answer in [("How do I run the tests?", "Run `make test`. It sets up **everything**."),
                              ("And the [bold]app[/bold]?", "Use `make run`.")]:
         h = mgr.begin_turn(question)
         mgr.complete_turn(h, answer)
     mgr.close()
-    assert snap_compare(app_for(fixed_repo, settings), terminal_size=SIZE, run_before=settle)
+    assert snap_compare(app_for(fixed_repo, settings), terminal_size=size, run_before=settle)
 
 
 def test_chat_degraded(snap_compare, fixed_repo, settings, deterministic):

@@ -28,6 +28,7 @@ from tests.support.llm_stub import Reply, StubLLMServer
 from tests.support.pipeline_helpers import add_turn, cand, create_all, ext_reply, src, stub_settings
 from tests.support.tui_wait import poll as dg_poll, settle as dg_wait  # noqa: E402
 from tests.support.tui_text import plain, screen_text
+from tests.tui.layouts import with_sizes
 
 pytestmark = pytest.mark.anyio
 
@@ -317,8 +318,8 @@ async def test_escape_goes_back_to_chat(repo: Path, settings: Settings, no_chart
 # --------------------------------------------------------------------------- snapshots
 
 
-@pytest.mark.parametrize("state", ["empty", "populated", "degraded"])
-def test_diagnostics_snapshot(state: str, repo: Path, settings: Settings, snap_compare: Any,
+@with_sizes(["empty", "populated", "degraded"], "populated", SIZE)
+def test_diagnostics_snapshot(state: str, size: tuple[int, int], repo: Path, settings: Settings, snap_compare: Any,
                               no_chart_timer: None) -> None:
     if state == "degraded":
         dg_degrade(repo, settings)
@@ -334,7 +335,7 @@ def test_diagnostics_snapshot(state: str, repo: Path, settings: Settings, snap_c
             table.move_cursor(row=table.get_row_index(JOBS[2][0]))
         await dg_wait(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_every_diagnostics_binding_has_an_id() -> None:

@@ -23,6 +23,7 @@ from autopatch_tui.tui.services import Services
 from tests.support.fixtures import bootstrap_healthy, raw_connect
 from tests.support.tui_wait import poll as hs_poll, settle as hs_wait  # noqa: E402
 from tests.support.tui_text import plain, screen_text
+from tests.tui.layouts import with_sizes
 
 pytestmark = pytest.mark.anyio
 
@@ -105,6 +106,13 @@ def cells(table: DataTable, row: int) -> list[str]:
     return [c.plain if isinstance(c, Text) else str(c) for c in table.get_row_at(row)]
 
 
+def answer_of(screen: HistoryScreen) -> str:
+    """The assistant's answer as the detail pane's Markdown shows it (its source)."""
+    from textual.widgets import Markdown
+
+    return screen.query_one("#detail-answer", Markdown).source
+
+
 def column(table: DataTable, key: str) -> list[str]:
     return [c.plain if isinstance(c, Text) else str(c) for c in table.get_column(key)]
 
@@ -160,7 +168,7 @@ async def test_selecting_a_thread_shows_its_turns_with_intent_and_state(repo: Pa
         await pilot.press("enter")  # focus moves to the turns
         await pilot.press("down")
         await hs_wait(pilot, lambda: "needle patch" in plain(screen, "#detail-text"))
-        assert "It fixes the needle lookup." in plain(screen, "#detail-text")
+        assert "It fixes the needle lookup." in answer_of(screen)
 
 
 async def test_ten_thousand_turns_open_with_one_page_and_load_more_on_demand(repo: Path, settings: Settings) -> None:
@@ -322,7 +330,7 @@ async def test_markup_looking_text_is_shown_literally(repo: Path, settings: Sett
         screen = await open_history(pilot)
         await hs_wait(pilot)
         assert column(screen.turns_table, "text") == [MARKUP]
-        assert plain(screen, "#detail-text").count(MARKUP) == 2
+        assert plain(screen, "#detail-text").count(MARKUP) == 1 and MARKUP in answer_of(screen)
         shown = screen_text(app)
         assert MARKUP in shown and f"answer with {MARKUP} too" in shown
 
@@ -376,8 +384,9 @@ def _snapshot_app(repo: Path, settings: Settings, state: str) -> AutopatchApp:
     return hs_app(repo, settings)
 
 
-@pytest.mark.parametrize("state", ["empty", "populated", "degraded"])
-def test_history_snapshot(state: str, repo: Path, settings: Settings, snap_compare: Any) -> None:
+@with_sizes(["empty", "populated", "degraded"], "populated", SIZE)
+def test_history_snapshot(state: str, size: tuple[int, int], repo: Path, settings: Settings,
+                          snap_compare: Any) -> None:
     app = _snapshot_app(repo, settings, state)
 
     async def run_before(pilot: Pilot) -> None:
@@ -392,9 +401,44 @@ def test_history_snapshot(state: str, repo: Path, settings: Settings, snap_compa
             await pilot.press("down", "down")
         await hs_wait(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_every_history_binding_has_an_id() -> None:
     ids = [b.id for b in HistoryScreen.BINDINGS]  # type: ignore[union-attr]
     assert ids == ["history.back", "history.search", "history.more", "history.earlier", "history.export"]
+
+
+async def test_the_detail_renders_the_assistants_markdown(repo: Path, settings: Settings) -> None:
+    """Issue 15: History showed assistant Markdown raw (`## Answer`)."""
+    from textual.widgets._markdown import MarkdownH2
+
+    hs_seed(repo, settings, {ACTIVE: [("general_chat", "completed", "how?", "## Answer\n\nRun **make test**.")]})
+    app = hs_app(repo, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_history(pilot)
+        await hs_wait(pilot, lambda: answer_of(screen))
+        await hs_wait(pilot)
+        shown = screen_text(app)
+        assert "Answer" in shown and "## Answer" not in shown and "**make test**" not in shown
+        assert [str(h.content if hasattr(h, "content") else h) for h in screen.query(MarkdownH2)]
+
+
+async def test_the_search_keeps_focus_after_enter_and_down_moves_to_the_results(repo: Path,
+                                                                                settings: Settings) -> None:
+    """Issue 15: Enter in a search box moved focus away, so typing on fired letter keys (`e` exported)."""
+    hs_seed(repo, settings, SMALL)
+    app = hs_app(repo, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_history(pilot)
+        box = screen.query_one("#search", Input)
+        await pilot.press("slash", *"needle", "enter")
+        await hs_wait(pilot, lambda: screen.mode == "search")
+        assert app.focused is box
+        await pilot.press(*" e m b")
+        await hs_wait(pilot)
+        assert box.value == "needle e m b"
+        exports = app.manager.paths.exports_dir
+        assert not exports.exists() or not list(exports.iterdir()), "no export was written"
+        await pilot.press("down")
+        assert app.focused is screen.turns_table

@@ -32,6 +32,7 @@ from autopatch_tui.tui.services import Services
 from tests.support.fixtures import FakeClock, db_path, write_old_store
 from tests.support.tui_wait import click, poll
 from tests.support.tui_text import plain
+from tests.tui.layouts import with_sizes
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -333,7 +334,9 @@ SEARCHES = ["redis cache", "tabs indentation", "lint", "parser pratt", "ttl", "n
 
 
 async def test_memory_browser_search_is_exactly_memory_search(mb_manager: MemoryManager, mb_clock: FakeClock,
-                                                              settings: Settings, run_cli: Any) -> None:
+                                                              settings: Settings, invoke_cli: Any) -> None:
+    # the CLI runs in-process (`invoke_cli`, same results as `run_cli`): six interpreter start-ups
+    # were 7 of this test's 9.5 s, and the process boundary is not what is compared here
     mb_populate(mb_manager, mb_clock)
     app = mb_app(mb_manager, settings)
     shown: dict[str, list[tuple[str, str]]] = {}
@@ -351,7 +354,7 @@ async def test_memory_browser_search_is_exactly_memory_search(mb_manager: Memory
     assert shown["redis cache"], "the seeded data must give the comparison something to compare"
     assert not shown["nothing matches zebra"]
     for query in SEARCHES:
-        rc, out, err = run_cli("memory", "search", query, json=True)
+        rc, out, err = invoke_cli("memory", "search", query, json=True)
         assert rc == 0, err
         assert [(r["id"], r["match_type"]) for r in out["results"]] == shown[query], query
 
@@ -616,8 +619,9 @@ def _snapshot_app(repo: Path, settings: Settings, state: str) -> AutopatchApp:  
     return AutopatchApp(Services(mgr, settings, clock=clock))
 
 
-@pytest.mark.parametrize("state", ["empty", "populated", "degraded"])
-def test_memory_browser_snapshot(state: str, repo: Path, settings: Settings, snap_compare: Any) -> None:
+@with_sizes(["empty", "populated", "degraded"], "populated", SIZE)
+def test_memory_browser_snapshot(state: str, size: tuple[int, int], repo: Path, settings: Settings,
+                                 snap_compare: Any) -> None:
     app = _snapshot_app(repo, settings, state)
 
     async def run_before(pilot: Pilot) -> None:
@@ -627,4 +631,32 @@ def test_memory_browser_snapshot(state: str, repo: Path, settings: Settings, sna
             await choose(pilot, screen, "mem-02CACHE")
         await settle(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+# --------------------------------------------------------------------------- keys respect focus
+
+
+async def test_typing_on_after_enter_in_the_search_never_fires_letter_keys(mb_manager: MemoryManager,
+                                                                           mb_clock: FakeClock,
+                                                                           settings: Settings) -> None:
+    """Issue 15: after Enter in the search box, typing "type hints" changed the status filter (s) and
+    wrote an export (e). The field keeps focus; Down moves to the results, visibly."""
+    mb_populate(mb_manager, mb_clock)
+    app = mb_app(mb_manager, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot)
+        box = screen.query_one("#mb-search", Input)
+        await pilot.press("slash", *"redis")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.focused is box and screen.query_text == "redis"
+        await pilot.press(*" type hints")  # the issue's words: `e` exported, `s` cycled the status
+        await settle(pilot)
+        assert box.value == "redis type hints"
+        assert (screen.status, screen.kind) == ("active", "all")
+        exports = mb_manager.paths.exports_dir
+        assert not exports.exists() or not list(exports.iterdir()), "no export was written"
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("down")
+        assert app.focused is screen.table

@@ -20,7 +20,7 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widget import Widget
-from textual.widgets import Button, DataTable, ProgressBar, Static
+from textual.widgets import Button, DataTable, Input, ProgressBar, Static
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings
@@ -43,6 +43,7 @@ from tests.support.pipeline_helpers import payload_of, seed_item, stub_settings
 from tests.support.tui_wait import click, poll  # noqa: E402
 from tests.support.tui_wait import settle as st_wait
 from tests.support.tui_text import plain
+from tests.tui.layouts import with_sizes
 
 pytestmark = pytest.mark.anyio  # async Pilot tests run on asyncio through anyio's pytest plugin
 
@@ -565,7 +566,7 @@ async def test_declining_the_confirmation_merges_nothing(repo: Path, settings: S
 # --------------------------------------------------------------------------- snapshots
 
 
-def _snapshot(snap_compare: Any, repo: Path, settings: Settings, state: str) -> bool:
+def _snapshot(snap_compare: Any, repo: Path, settings: Settings, state: str, size: tuple[int, int] = SIZE) -> bool:
     engine = "no_model" if state == "no_model" else "model"
     result = fixed_result(engine, truncated=engine == "model")
     service = FixedStores(fixed_rows(), result)
@@ -584,12 +585,12 @@ def _snapshot(snap_compare: Any, repo: Path, settings: Settings, state: str) -> 
                 await pilot.press("down", "s")  # the second proposal swapped and highlighted
         await st_wait(pilot)
 
-    return snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    return snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-@pytest.mark.parametrize("state", ["list", "proposals", "no_model"])
-def test_stores_snapshot(state: str, repo: Path, settings: Settings, snap_compare: Any) -> None:
-    assert _snapshot(snap_compare, repo, settings, state)
+@with_sizes(["list", "proposals", "no_model"], "list", SIZE)
+def test_stores_snapshot(state: str, size: tuple[int, int], repo: Path, settings: Settings, snap_compare: Any) -> None:
+    assert _snapshot(snap_compare, repo, settings, state, size)
 
 
 async def test_merging_the_apps_own_store_away_reopens_the_app_on_the_holder(
@@ -624,3 +625,63 @@ async def test_merging_the_apps_own_store_away_reopens_the_app_on_the_holder(
         assert "after the merge" in [t.user_text for t in holder.recent_turns()]
     finally:
         holder.close()
+
+
+# --------------------------------------------------------------------------- truthful merge messages
+
+
+async def test_merge_confirmation_names_stores_by_label_or_root_and_the_result_claims_nothing_unscanned(
+        repo: Path, settings: Settings) -> None:
+    """Issue 15: the confirmation read `project-SAG… (project-SAG…)`; after the last merge the dialog
+    said "no duplicate stores found" while a rescan found one."""
+    result = ScanResult("model", False, [fixed_proposal(S4, S3, "high", "engine", "same parser")])
+    service = FixedStores(fixed_rows(), result)
+    app = st_app(repo, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        _, dialog = await open_fixed(pilot, service, result)
+        await pilot.press("m")
+        await poll(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        body = plain(app.screen, "#body")
+        assert body.startswith("Merge /mnt/backup/parser into Parser?")  # no label: the root
+        assert body.count(S4[0]) == 1 and body.count(S3[0]) == 1  # each store name once, as a detail
+        assert f"{S4[0]} ({S4[0]})" not in body
+        await pilot.press("y")
+        await st_wait(pilot, lambda: dialog.merging is None and service.merged)
+        status = plain(dialog, "#merge-status")
+        assert "no duplicate stores found" not in status
+        assert "Merged /mnt/backup/parser into Parser" in status and "scan again (r)" in status.lower()
+        assert "Scan again (r)" in str(dialog.query_one(".proposal-empty", Static).render())
+
+
+async def test_the_store_list_adds_a_store_and_sets_a_label(repo: Path, settings: Settings, tmp_path: Path) -> None:
+    """Issue 15: the stores screen could not add or label stores (it now uses the registry service)."""
+    from autopatch_tui.tui.screens.text_prompt import TextPromptScreen
+
+    other = make_git_repo(tmp_path / "elsewhere", "https://git.test/acme/elsewhere.git")
+    MemoryManager.open(other, settings.with_overrides(home=tmp_path / "another-home")).close()  # unregistered here
+    app = st_app(repo, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        stores = await open_stores(pilot)
+        assert len(stores.rows) == 1
+        await pilot.press("a")
+        await poll(pilot, lambda: isinstance(app.screen, TextPromptScreen))
+        await pilot.press(*"/no/such/folder", "enter")
+        await st_wait(pilot, lambda: any("no such checkout" in n for n in notes))
+        assert len(stores.rows) == 1 and app.screen is stores
+        await pilot.press("a")
+        await poll(pilot, lambda: isinstance(app.screen, TextPromptScreen))
+        app.screen.query_one(Input).value = str(other)
+        await pilot.press("enter")
+        await st_wait(pilot, lambda: len(stores.rows) == 2)
+        added = next(r for r in stores.rows if r.store != stores.current)
+        assert any(f"Added store {added.store}" in n for n in notes)
+        table = stores.query_one(DataTable)
+        table.move_cursor(row=table.get_row_index(added.store))
+        await pilot.press("l")
+        await poll(pilot, lambda: isinstance(app.screen, TextPromptScreen))
+        app.screen.query_one(Input).value = "Elsewhere [bold]copy[/bold]"
+        await pilot.press("enter")
+        await st_wait(pilot, lambda: any(r.label == "Elsewhere [bold]copy[/bold]" for r in stores.rows))
+    labels = {d["store"]: d["label"] for d in StoreService(settings).stores()}
+    assert labels[added.store] == "Elsewhere [bold]copy[/bold]"

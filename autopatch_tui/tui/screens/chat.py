@@ -7,8 +7,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.widgets import OptionList
 from textual.widgets._markdown import MarkdownStream
 from textual.worker import Worker, WorkerState
@@ -16,10 +18,13 @@ from textual.worker import Worker, WorkerState
 from autopatch_tui.core.agent.chat import NO_MODEL_HELP
 from autopatch_tui.core.agent.loop import AgentCallbacks
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.llm.reach import unreachable_text
 from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.tui import slash
 from autopatch_tui.tui.commands import CommandRunner
 from autopatch_tui.tui.file_index import FileIndex
+from autopatch_tui.tui.prompt_history import PromptHistory, history_file
+from autopatch_tui.tui.turn_control import RequestCancelled, TurnControl, tool_step
 from autopatch_tui.tui.messages import (
     StreamDelta,
     StreamReset,
@@ -31,7 +36,7 @@ from autopatch_tui.tui.messages import (
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog
+from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog, FailedTurnNote, NoteMessage
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
 from autopatch_tui.tui.widgets.status_bar import StatusBar
@@ -49,10 +54,28 @@ class TurnResult(Protocol):
 
 
 RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
+TURN_COMMANDS = ("explain", "chat", "audit", "retry")  # slash commands that start a chat turn
+BUSY_KEEPS_TEXT = "A request is still running: your text was kept. Press Escape to cancel the request."
+CANCELLED_NOTE = ("Cancelled. Your message was saved as a failed turn; press r on this note (Shift+Tab) or send "
+                  "/retry to send it again.")
+
+
+def starts_turn(command: slash.SlashCommand | None) -> bool:
+    """Does this prompt line start a chat turn (None: plain text)? Only one runs at a time."""
+    if command is None:
+        return True
+    return command.name in TURN_COMMANDS or (command.name == "patch" and command.args[:1] in (("explain",),
+                                                                                             ("revise",)))
 
 
 class ChatScreen(AppScreen):
     CSS_PATH = style("chat.tcss")
+    BINDINGS = [
+        Binding("escape", "cancel_request", "Cancel request", id="chat.cancel",
+                tooltip="cancel the running request (the turn ends failed; its text is kept)"),
+        Binding("r", "retry", "Retry", id="chat.retry",
+                tooltip="send the failed turn again as a new turn (the focused failed note, else the last one)"),
+    ]
 
     def __init__(self, services: Services) -> None:
         super().__init__(name="chat")
@@ -62,6 +85,12 @@ class ChatScreen(AppScreen):
         self._answer: AssistantMessage | None = None
         self._stream: MarkdownStream | None = None
         self.busy = False
+        self.control: TurnControl | None = None
+        self.failed_line: str | None = None  # the newest failed turn's text (`r`, `/retry`)
+        self._line = ""  # the prompt line being handled
+        self._turn_line = ""  # the line of the running turn
+        self._steps: list[str] = []
+        self._steps_note: NoteMessage | None = None
 
     def compose(self) -> ComposeResult:
         yield ChatLog(id="log")
@@ -76,7 +105,10 @@ class ChatScreen(AppScreen):
 
     async def on_mount(self) -> None:
         self.query_one(Suggestions).display = False
-        self.query_one(PromptInput).focus()
+        prompt = self.query_one(PromptInput)
+        prompt.completion = self.query_one(Suggestions)
+        prompt.prompt_history = PromptHistory(history_file(self.services.settings.home, self.services.manager.repo))
+        prompt.focus()
         status = self.query_one(StatusBar)
         status.model_label = self.services.model_label
         self.watch(self.app, "job_counts", self._show_counts)
@@ -115,21 +147,39 @@ class ChatScreen(AppScreen):
             await self.log_view.add_user(t.user_text)
             if t.assistant_text:
                 await self.log_view.add_assistant(t.assistant_text)
+            elif t.state == "failed":
+                self.failed_line = t.user_text
+                await self.log_view.add_failed("(turn failed; r or /retry sends it again)", t.user_text)
             elif t.state != "completed":
                 await self.log_view.add_note(f"(turn {t.state})", level="warning")
+        self.refresh_bindings()
 
     # --- prompt -------------------------------------------------------------------------
     @on(PromptInput.Submitted)
     async def _submitted(self, event: PromptInput.Submitted) -> None:
         prompt = self.query_one(PromptInput)
         text = event.text
-        prompt.clear()
-        self.query_one(Suggestions).display = False
+        command = None
         if slash.is_slash(text):
             try:
                 command = slash.parse(text)
             except slash.SlashError as exc:
                 await self.log_view.add_note(str(exc), level="warning")
+                return  # the line stays in the prompt to be corrected
+        if self.busy and starts_turn(command):
+            self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
+            return  # nothing is lost: the text stays in the prompt
+        prompt.prompt_history.add(text)
+        prompt.clear()
+        self.query_one(Suggestions).display = False
+        await self.submit_line(text, command)
+
+    async def submit_line(self, text: str, command: slash.SlashCommand | None) -> None:
+        """Run one prompt line (typed, or resent by retry)."""
+        self._line = text
+        if command is not None:
+            if command.name == "retry":
+                await self.action_retry()
                 return
             if command.name in ("explain", "chat"):
                 await self.send(command.rest, "code_explain" if command.name == "explain" else "general_chat")
@@ -143,7 +193,9 @@ class ChatScreen(AppScreen):
         prompt = self.query_one(PromptInput)
         token = prompt.current_token()
         box = self.query_one(Suggestions)
-        if token.startswith("/"):
+        if prompt.showing_history:
+            box.display = False
+        elif token.startswith("/"):
             box.show(slash.completions(token), lambda c: slash.COMMANDS[c])
         elif token.startswith("@") and len(token) > 1:
             box.show(["@" + p for p in self.files.complete(token[1:])])
@@ -152,12 +204,59 @@ class ChatScreen(AppScreen):
 
     @on(OptionList.OptionSelected, "#suggestions")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
-        prompt = self.query_one(PromptInput)
-        token = prompt.current_token()
         if event.option.id:
-            prompt.replace_token(token, event.option.id + " ")
+            self._accept(event.option.id)
+
+    @on(PromptInput.Accept)
+    def _accepted(self, event: PromptInput.Accept) -> None:
+        self._accept(event.choice)
+
+    def _accept(self, choice: str) -> None:
+        prompt = self.query_one(PromptInput)
+        prompt.replace_token(prompt.current_token(), choice + " ")
         self.query_one(Suggestions).display = False
         prompt.focus()
+
+    @on(PromptInput.ScrollChat)
+    def _scroll_chat(self, event: PromptInput.ScrollChat) -> None:
+        log_view = self.log_view
+        if event.pages < 0:
+            log_view.scroll_page_up(animate=False)
+        else:
+            log_view.scroll_page_down(animate=False)
+
+    # --- cancel and retry ---------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_request":
+            return self.busy
+        if action == "retry":
+            return self.failed_line is not None and not self.busy
+        return True
+
+    def action_cancel_request(self) -> None:
+        if not self.busy or self.control is None or self.control.cancelled:
+            return
+        self.control.cancel()
+        self.set_busy("cancelling… (at the model's next token)")
+
+    async def action_retry(self) -> None:
+        focused = self.focused
+        line = focused.line if isinstance(focused, FailedTurnNote) else self.failed_line
+        if line is None:
+            await self.log_view.add_note("There is no failed turn to send again.", level="warning")
+            return
+        if self.busy:
+            self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
+            return
+        self.query_one(PromptInput).focus()
+        command = None
+        if slash.is_slash(line):
+            try:
+                command = slash.parse(line)
+            except slash.SlashError as exc:
+                await self.log_view.add_note(str(exc), level="warning")
+                return
+        await self.submit_line(line, command)
 
     # --- a chat turn --------------------------------------------------------------------
     async def send(self, text: str, intent: str | None) -> None:
@@ -177,18 +276,45 @@ class ChatScreen(AppScreen):
             await self.log_view.add_note(NO_MODEL_HELP, level="warning")
             return
         self.busy = True
+        self.control = control = TurnControl()
+        self._turn_line = self._line or text
+        self._line = ""
+        self._steps = []
+        self._steps_note = await self.log_view.add_note("thinking…", level="step")
         self.set_busy("thinking…")
         self._answer, self._stream = await self.log_view.start_answer()
-        self.run_worker(partial(self._run_turn, work), thread=True, group="chat", exit_on_error=False)
+        self.refresh_bindings()
+        self.run_worker(partial(self._run_turn, work, control), thread=True, group="chat", exit_on_error=False)
 
-    def _run_turn(self, work: Callable[[AgentCallbacks], TurnResult]) -> None:
+    def check_cancelled(self) -> None:
+        """On the worker thread (workflow steps): raise when the running request was cancelled."""
+        if self.control is not None:
+            self.control.check()
+
+    def _run_turn(self, work: Callable[[AgentCallbacks], TurnResult], control: TurnControl) -> None:
         post: Callable = self.post_message
-        callbacks = AgentCallbacks(on_delta=lambda d: post(StreamDelta(d)), on_reset=lambda: post(StreamReset()),
-                                   on_tool=lambda name: post(ToolUsed(name)))
+
+        def delta(d: str) -> None:
+            control.check()
+            post(StreamDelta(d))
+
+        def reset() -> None:
+            control.check()
+            post(StreamReset())
+
+        def tool(name: str) -> None:
+            control.check()
+            post(ToolUsed(name))
+
+        callbacks = AgentCallbacks(on_delta=delta, on_reset=reset, on_tool=tool)
         try:
             result = work(callbacks)
+        except RequestCancelled as exc:
+            post(TurnFailed(str(exc), saved=exc.turn_id is not None, cancelled=True))
+            return
         except AutopatchError as exc:
-            post(TurnFailed(str(exc), saved=exc.turn_id is not None))
+            text = unreachable_text(exc, self.services.settings.llm_base_url) or str(exc)
+            post(TurnFailed(text, saved=exc.turn_id is not None))
             return
         post(TurnDone(result.answer, result.turn_id, result.intent))
 
@@ -203,10 +329,30 @@ class ChatScreen(AppScreen):
         self._answer, self._stream = await self.log_view.start_answer()
 
     def on_tool_used(self, message: ToolUsed) -> None:
-        self.set_busy(f"using {message.name}…")
+        self._add_step(tool_step(message.name))
 
     def on_workflow_progress(self, message: WorkflowProgress) -> None:
-        self.set_busy(message.text)
+        self._add_step(message.text.rstrip("…"))
+
+    def _add_step(self, step: str) -> None:
+        """A live step of the running turn: in the status bar and on the turn's steps line."""
+        if self.control is not None and self.control.cancelled:
+            return
+        self.set_busy(f"{step}…")
+        if not self._steps or self._steps[-1] != step:
+            self._steps.append(step)
+        if self._steps_note is not None:
+            self._steps_note.update(Text(" → ".join(["thinking", *self._steps]) + "…"))
+
+    async def _end_steps(self) -> None:
+        """The steps line stays (as a record) when the turn took steps; otherwise it goes."""
+        note, self._steps_note = self._steps_note, None
+        if note is None:
+            return
+        if self._steps:
+            note.update(Text("steps: " + ", ".join(self._steps)))
+        else:
+            await note.remove()
 
     async def _end_stream(self) -> None:
         if self._stream is not None:
@@ -215,32 +361,42 @@ class ChatScreen(AppScreen):
 
     async def on_turn_done(self, message: TurnDone) -> None:
         await self._end_stream()
+        await self._end_steps()
         if self._answer is not None:
             await self._answer.update(message.answer)  # exactly what was saved
         self._finish()
 
     async def on_turn_failed(self, message: TurnFailed) -> None:
         await self._end_stream()
+        await self._end_steps()
         if self._answer is not None:
             await self._answer.remove()
             self._answer = None
         if message.saved:
-            await self.log_view.add_note(f"The request failed: {message.error}. Your message was saved.",
-                                         level="error")
+            self.failed_line = self._turn_line
+            text = (CANCELLED_NOTE if message.cancelled else
+                    f"The request failed: {message.error}. Your message was saved; press r on this note "
+                    "(Shift+Tab) or send /retry to send it again.")
+            await self.log_view.add_failed(text, self._turn_line)
         else:
             await self.log_view.add_note(f"Not sent: {message.error}. Nothing was stored.", level="warning")
         self._finish()
 
     def _finish(self) -> None:
         self.busy = False
+        self.control = None
         self.set_busy("")
+        self.refresh_bindings()
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # the App reports the error; the screen only leaves its busy state
         if event.worker.group == "chat" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
             await self._end_stream()
+            await self._end_steps()
             self._finish()
 
     async def reset_view(self) -> None:
         await self.log_view.clear()
         self.files.clear()
+        self.failed_line = None  # a new view: `r` / `/retry` do not resend a turn that is no longer shown
+        self.refresh_bindings()

@@ -22,7 +22,7 @@ class ConfirmScreen(AppModalScreen):
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n", "answer(False)", "No", id="confirm.no"),
-        Binding("escape", "answer(False)", "Cancel", id="confirm.cancel", show=False),
+        Binding("escape", "answer(False)", "Close", id="confirm.cancel", show=False),
     ]
 
     def __init__(self, title: str, body: str, confirm_label: str = "Yes") -> None:

@@ -37,6 +37,7 @@ from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
+from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 COUNT_LABELS = {
     "pending": "pending",
@@ -47,6 +48,13 @@ COUNT_LABELS = {
     "succeeded_no_output": "no output",
 }
 STATUS_LABELS = {"succeeded_no_output": "no output", "leased": "running"}
+# the job table's columns; the rule / no-output reason takes the free width. On a narrow terminal
+# Calls leaves first, then Att, When, Stage and Phase; Kind, Status, Category and the reason stay
+# (the highlighted job's line below the table always shows all of them)
+JOB_COLUMNS = (Col("kind", "Kind", 13), Col("status", "Status", 10), Col("attempts", "Att", 3, drop=4),
+               Col("calls", "Calls", 5, drop=5), Col("when", "When (UTC)", 14, drop=3),
+               Col("category", "Category", 18), Col("phase", "Phase", 8, drop=1), Col("stage", "Stage", 7, drop=2),
+               Col("rule", "Rule / reason", 14, flex=1))
 CHART_SAMPLES = 60
 SECTIONS = ("#counts", "#charts", "#process", "#jobs-title", "#jobs", "#job-detail")
 WORKER_GROUPS = ("jobs-read", "jobs-sample", "jobs-process", "jobs-retry")
@@ -95,7 +103,7 @@ class DiagnosticsScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="jobs.back"),
         Binding("p", "process", "Process pending jobs now", id="jobs.process"),
-        Binding("r", "refresh", "Refresh", id="jobs.refresh"),
+        Binding("r", "refresh", "Reload", id="jobs.refresh"),
         Binding("t", "retry", "Retry job", id="jobs.retry"),
     ]
 
@@ -138,16 +146,12 @@ class DiagnosticsScreen(AppScreen):
             yield Static(Text(""), id="process-status", markup=False)
             yield ProgressBar(total=1, show_eta=False, id="progress")
         yield Static(Text("Jobs"), id="jobs-title", markup=False)
-        yield DataTable(id="jobs", cursor_type="row", zebra_stripes=True)
+        yield ResponsiveTable(id="jobs", cursor_type="row", zebra_stripes=True)
         yield Static(Text(""), id="job-detail", markup=False)
         yield AppFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one("#jobs", DataTable)
-        for label, key, width in (("Kind", "kind", 13), ("Status", "status", 10), ("Att", "attempts", 3),
-                                  ("Calls", "calls", 5), ("When (UTC)", "when", 14), ("Category", "category", 18),
-                                  ("Phase", "phase", 8), ("Stage", "stage", 7), ("Rule / reason", "rule", 18)):
-            table.add_column(label, key=key, width=width)
+        self.query_one("#jobs", ResponsiveTable).set_spec(JOB_COLUMNS)
         self.query_one("#progress").display = False
         self._events_seen = self.app.job_events  # type: ignore[attr-defined]
         self._show_note()

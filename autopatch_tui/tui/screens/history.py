@@ -16,7 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.timer import Timer
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.manager import MemoryManager
@@ -28,6 +28,7 @@ from autopatch_tui.tui.screens import history_text
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
+from autopatch_tui.tui.widgets.search_box import SearchBox
 from autopatch_tui.tui.widgets.history_tables import ThreadTable, TurnTable
 from autopatch_tui.tui.widgets.turn_detail import TurnDetail
 
@@ -84,13 +85,15 @@ class HistoryScreen(AppScreen):
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Search every turn (type to filter; / to focus, Esc to clear)", id="search")
+        yield SearchBox(placeholder="Search every turn (type to filter; / to focus, ↓ to the results, Esc to clear)",
+                        id="search")
         yield Static(Text("Threads"), id="threads-title", classes="pane-title")
         yield ThreadTable(id="threads", cursor_type="row", zebra_stripes=True)
         yield Static(Text(""), id="turns-title", classes="pane-title")
         yield TurnTable(id="turns", cursor_type="row", zebra_stripes=True)
         with TurnDetail(id="detail"):
             yield Static(Text(""), id="detail-text", markup=False)
+            yield Markdown("", id="detail-answer")
         yield Static(Text(""), id="notice", markup=False)
         yield AppFooter()
 
@@ -320,6 +323,10 @@ class HistoryScreen(AppScreen):
                 self._search_timer.stop()
                 self._search_timer = None
             self._run_search(text)
+        # the field keeps focus (typing on never fires a letter key); Down moves to the results
+
+    @on(SearchBox.ToResults, "#search")
+    def _to_results(self) -> None:
         self.turns_table.focus()
 
     def _run_search(self, text: str) -> None:

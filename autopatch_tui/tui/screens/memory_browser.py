@@ -33,6 +33,8 @@ from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, Row
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
+from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
+from autopatch_tui.tui.widgets.search_box import SearchBox
 from autopatch_tui.tui.widgets.memory_item_detail import (
     Provenance,
     SourceList,
@@ -54,7 +56,7 @@ SEARCH_INTENT = "general_chat"
 class MemoryBrowserScreen(AppScreen):
     CSS_PATH = style("memory_browser.tcss")
     BINDINGS = [
-        Binding("escape", "back", "Chat", id="memory.back"),
+        Binding("escape", "back", "Back", id="memory.back"),
         Binding("slash", "focus_search", "Search", id="memory.search"),
         Binding("k", "cycle_kind", "Kind", id="memory.kind"),
         Binding("s", "cycle_status", "Status", id="memory.status"),
@@ -88,10 +90,11 @@ class MemoryBrowserScreen(AppScreen):
             with Horizontal(id="mb-toolbar"):
                 yield Select(KIND_OPTIONS, value="all", allow_blank=False, compact=True, id="mb-kind")
                 yield Select(STATUS_OPTIONS, value="active", allow_blank=False, compact=True, id="mb-status")
-                yield Input(placeholder="search Memory (as `memory search`) — Enter", compact=True, id="mb-search")
+                yield SearchBox(placeholder="search Memory (as `memory search`) — Enter searches, ↓ results",
+                                compact=True, id="mb-search")
             yield Static(Text(""), id="mb-summary", markup=False)
             with Horizontal(id="mb-body"):
-                yield DataTable(id="mb-items", cursor_type="row", zebra_stripes=True)
+                yield ResponsiveTable(id="mb-items", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="mb-detail"):
                     yield Static(Text(""), id="mb-fields", markup=False)
                     yield Static(Text("Revisions"), id="mb-revisions-title", classes="mb-section", markup=False)
@@ -115,18 +118,15 @@ class MemoryBrowserScreen(AppScreen):
         self.reload()
 
     @property
-    def table(self) -> DataTable:
-        return self.query_one("#mb-items", DataTable)
+    def table(self) -> ResponsiveTable:
+        return self.query_one("#mb-items", ResponsiveTable)
 
     @property
     def sources(self) -> SourceList:
         return self.query_one("#mb-sources", SourceList)
 
-    def _set_columns(self, columns: tuple[tuple[str, str, int], ...]) -> None:
-        table = self.table
-        table.clear(columns=True)
-        for key, label, width in columns:
-            table.add_column(Text(label), width=width, key=key)
+    def _set_columns(self, columns: tuple[Col, ...]) -> None:
+        self.table.set_spec(columns)
 
     # --- loading ------------------------------------------------------------------------
     def _memory_changed(self, _version: int) -> None:
@@ -303,7 +303,10 @@ class MemoryBrowserScreen(AppScreen):
     def _search(self, event: Input.Submitted) -> None:
         self.query_text = event.value.strip()
         self.selected = None
-        self.reload()
+        self.reload()  # the field keeps focus: typing on never fires a letter key of this screen
+
+    @on(SearchBox.ToResults, "#mb-search")
+    def _to_results(self) -> None:
         self.table.focus()
 
     def action_duplicates(self) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.tui.widgets.responsive_table import Col
 
 KIND_OPTIONS: list[tuple[str, str]] = [
     ("All kinds", "all"),
@@ -18,9 +19,11 @@ KIND_OPTIONS: list[tuple[str, str]] = [
 STATUS_OPTIONS: list[tuple[str, str]] = [(s.capitalize(), s) for s in C.ITEM_STATUSES]
 KIND_SHORT = {"user_preference": "preference", "project_decision": "decision", "discussion_context": "discussion"}
 
-LIST_COLUMNS = (("kind", "Kind", 10), ("subject", "Subject", 18), ("statement", "Statement", 24))
-SEARCH_COLUMNS = (("kind", "Kind", 10), ("subject", "Subject", 16), ("statement", "Statement", 16),
-                  ("match", "Match", 8))
+# text columns share the free width (the statement twice the subject's share); on a narrow terminal
+# the search's Match column leaves first, then Kind
+LIST_COLUMNS = (Col("kind", "Kind", 10, drop=1), Col("subject", "Subject", 14, flex=1),
+                Col("statement", "Statement", 18, flex=2))
+SEARCH_COLUMNS = (*LIST_COLUMNS, Col("match", "Match", 8, drop=2))
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from autopatch_tui.core.stores.scan import Proposal, ScanResult
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
+from autopatch_tui.tui.screens.merge_text import after_merge_status, confirm_body
 from autopatch_tui.tui.widgets.footer import AppFooter
 
 Pair = frozenset[str]
@@ -97,8 +98,19 @@ class ProposalRow(Vertical):
         return dict(p.source_evidence if store == p.source else p.target_evidence)
 
     def display_name(self, store: str) -> str:
-        label = self.evidence(store).get("label")
-        return plain(label, "") or store
+        """How people know the store: its label, else its checkout root, else its name."""
+        ev = self.evidence(store)
+        return plain(ev.get("label"), "") or plain(ev.get("root"), "") or store
+
+    def describe(self, store: str) -> str:
+        """One line for the confirmation: label, root, facts and the store name (each only once)."""
+        ev = self.evidence(store)
+        parts = [plain(ev.get("label"), ""), plain(ev.get("root"), "")]
+        facts = ev.get("fact_count")
+        if facts is not None:
+            parts.append(f"{facts} facts")
+        parts.append(store)
+        return " · ".join(p for p in parts if p)
 
     # --- widgets ------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -155,7 +167,7 @@ class ProposalRow(Vertical):
 class MergeDialog(AppModalScreen):
     CSS_PATH = style("stores.tcss")
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel / close", id="merge.cancel"),
+        Binding("escape", "cancel", "Close", id="merge.cancel"),
         Binding("s", "swap", "Swap direction", id="merge.swap"),
         Binding("m", "merge", "Merge", id="merge.merge"),
         Binding("r", "rescan", "Scan again", id="merge.rescan"),
@@ -202,6 +214,8 @@ class MergeDialog(AppModalScreen):
         self.highlighted: Pair | None = None
         self._cancel: threading.Event | None = None
         self._initial = result
+        self._merge_names: tuple[str, str] | None = None
+        self.merged_since_scan = False  # a merge changed the stores: this scan's "none found" is stale
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -233,6 +247,7 @@ class MergeDialog(AppModalScreen):
     # --- scan ---------------------------------------------------------------------------
     def start_scan(self) -> None:
         self.scanning = True
+        self.merged_since_scan = False
         self.judged = None
         self._cancel = cancel = threading.Event()
         self._set_status("Reading the known stores…")
@@ -318,7 +333,9 @@ class MergeDialog(AppModalScreen):
         if rows:
             await box.mount_all(rows)
         elif self.result is not None:
-            await box.mount(Static(Text("Nothing to merge."), classes="proposal-empty"))
+            empty = ("No proposals of this scan are left. Scan again (r): the merged store may match another."
+                     if self.merged_since_scan else "Nothing to merge.")
+            await box.mount(Static(Text(empty), classes="proposal-empty"))
         pairs = [r.pair for r in rows]
         if self.highlighted not in pairs:
             self.highlighted = pairs[0] if pairs else None
@@ -395,11 +412,8 @@ class MergeDialog(AppModalScreen):
         if not self.confirm:
             self._start_merge(pair, source, target, src_name, tgt_name)
             return
-        body = (f"Merge {src_name} ({source}) into {tgt_name} ({target})?\n\n"
-                f"Its threads, turns and Memory move into {tgt_name}; {src_name} is then retired and its file "
-                "is kept as a backup.")
-        if source == self.current_store:
-            body += f"\n\nThis is the store this app uses: after the merge the app continues with {tgt_name}."
+        body = confirm_body(src_name, tgt_name, row.describe(source) if row else source,
+                            row.describe(target) if row else target, own=source == self.current_store)
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -411,6 +425,7 @@ class MergeDialog(AppModalScreen):
         if self.merging is not None or self.scanning or not any(pair_key(p) == pair for p in self.proposals):
             return
         self.merging = pair
+        self._merge_names = (src_name, tgt_name)
         self._sync_buttons()
         self._set_status(f"Merging {src_name} into {tgt_name}…")
         self.run_worker(partial(self._merge_work, source, target), thread=True, group="merge-run",
@@ -459,7 +474,10 @@ class MergeDialog(AppModalScreen):
             self.app.memory_version += 1  # open views of this app's Memory reload
         if self.listener is not None:
             self.listener.post_message(StoresChanged(source, target))
-        self._set_status(f"Merged {source} into {into}. " + self._result_status(False))
+        src_name, tgt_name = self._merge_names or (source, into)
+        self._merge_names = None
+        self.merged_since_scan = True
+        self._set_status(after_merge_status(src_name, tgt_name, len(self.proposals)))
         await self._render_proposals()
         self._sync_buttons()
 

@@ -6,7 +6,9 @@ Labels and roots are shown as plain `Text`, never parsed as markup."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rich.console import JustifyMethod
@@ -20,16 +22,21 @@ from textual.widgets import Button, DataTable, Static
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.stores.scan import ScanResult
-from autopatch_tui.core.stores.service import StoreService
+from autopatch_tui.core.errors import UsageError
+from autopatch_tui.core.stores.service import MergeError, StoreService
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.merge_dialog import MergeDialog, StoresChanged
+from autopatch_tui.tui.screens.text_prompt import TextPromptScreen
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
+from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 WORKER_GROUPS = ("stores-load",)
-COLUMNS = (("store", "Store", 34), ("label", "Label", 20), ("root", "Root", 38), ("facts", "Facts", 6),
-           ("state", "State", 8))
+# Label and Root take the free width (Root twice Label's share); on a narrow terminal Facts leaves
+# first, then State; the store name never does
+COLUMNS = (Col("store", "Store", 34), Col("label", "Label", 12, flex=1), Col("root", "Root", 14, flex=2),
+           Col("facts", "Facts", 6, drop=2), Col("state", "State", 8, drop=1))
 
 
 def current_store_name(services: Services) -> str | None:
@@ -71,9 +78,11 @@ def cell(text: str, *, justify: JustifyMethod = "left") -> Text:
 class StoresScreen(AppScreen):
     CSS_PATH = style("stores.tcss")
     BINDINGS = [
-        Binding("escape", "back", "Chat", id="stores.back"),
+        Binding("escape", "back", "Back", id="stores.back"),
         Binding("d", "scan", "Find duplicate stores", id="stores.scan"),
         Binding("r", "reload", "Reload", id="stores.reload"),
+        Binding("a", "add", "Add store", id="stores.add"),
+        Binding("l", "label", "Label", id="stores.label"),
     ]
 
     class Loaded(Message):
@@ -92,16 +101,17 @@ class StoresScreen(AppScreen):
     def compose(self) -> ComposeResult:
         yield Static(Text("Project stores"), id="stores-title")
         yield Static(Text("Reading the store registry…"), id="stores-summary")
-        yield DataTable(id="stores-table", cursor_type="row", zebra_stripes=True)
+        yield ResponsiveTable(id="stores-table", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="stores-actions"):
             yield Button(Text("Find duplicate stores (d)"), id="stores-scan", variant="primary")
             yield Button(Text("Reload (r)"), id="stores-reload")
+            yield Button(Text("Add store (a)"), id="stores-add")
+            yield Button(Text("Label (l)"), id="stores-label")
         yield AppFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for key, label, width in COLUMNS:
-            table.add_column(Text(label), key=key, width=width)
+        table = self.query_one(ResponsiveTable)
+        table.set_spec(COLUMNS)
         table.focus()
         if hasattr(self.app, "store_generation"):
             self.watch(self.app, "store_generation", self._store_reopened, init=False)
@@ -177,6 +187,56 @@ class StoresScreen(AppScreen):
     def action_reload(self) -> None:
         self.reload()
 
+    def highlighted_row(self) -> StoreRow | None:
+        table = self.query_one(ResponsiveTable)
+        if not table.row_count or not 0 <= table.cursor_row < table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((r for r in self.rows if r.store == key), None)
+
+    def action_add(self) -> None:
+        """Register a checkout (or a copied memory.db), as `memory stores add PATH`."""
+        self.app.push_screen(TextPromptScreen("Add a store", "The folder of a checkout, or a memory.db file copied "
+                                              "from another machine. Its store joins this list (nothing is merged).",
+                                              placeholder="~/src/project"), self._add_answer)
+
+    def _add_answer(self, path: str | None) -> None:
+        if path and path.strip():
+            self._write(partial(self.store_service.add, path.strip()), "Added")
+
+    def action_label(self) -> None:
+        row = self.highlighted_row()
+        if row is None:
+            self.notify("Highlight a store first.", severity="warning")
+            return
+        if row.retired:
+            self.notify("A retired store keeps its label; label the store it was merged into.", severity="warning",
+                        markup=False)
+            return
+        self.app.push_screen(TextPromptScreen(f"Label {row.store}", f"A short name for this store (root: "
+                                              f"{row.root or '-'}), shown in this list and in merge proposals.",
+                                              value=row.label), partial(self._label_answer, row.store))
+
+    def _label_answer(self, store: str, label: str | None) -> None:
+        if label is not None:
+            self._write(partial(self.store_service.set_label, store, label), "Labelled")
+
+    def _write(self, fn: Callable[[], object], verb: str) -> None:
+        """Run a registry write in a thread worker; a refused one (bad path, bad label) is a warning."""
+
+        def work() -> None:
+            try:
+                result = fn()
+            except (UsageError, MergeError) as exc:
+                self.app.call_from_thread(self.notify, str(exc), severity="warning", markup=False)
+                return
+            name = getattr(result, "store_name", None) or getattr(result, "name", None)
+            done = f"{verb} store {name}." if name else f"{verb} the store."
+            self.app.call_from_thread(self.notify, done, markup=False)
+            self.app.call_from_thread(self.reload)
+
+        self.run_worker(work, thread=True, group="stores-write", exit_on_error=False)
+
     async def action_back(self) -> None:
         await self.app.run_action("show('chat')")
 
@@ -189,6 +249,16 @@ class StoresScreen(AppScreen):
     def _reload_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.reload()
+
+    @on(Button.Pressed, "#stores-add")
+    def _add_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_add()
+
+    @on(Button.Pressed, "#stores-label")
+    def _label_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_label()
 
     @on(StoresChanged)
     def _stores_changed(self, message: StoresChanged) -> None:

@@ -3,10 +3,15 @@ answer is Markdown, streamed. The view follows the bottom until the user scrolls
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
+from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownStream
+
+from autopatch_tui.tui.widgets.markdown_view import markdown_view
 
 
 class UserMessage(Static):
@@ -22,8 +27,35 @@ class NoteMessage(Static):
         self.add_class(f"-{level}")
 
 
+class FailedTurnNote(NoteMessage):
+    """A failed turn's note. It can take focus (Shift+Tab from the prompt): `r` resends `line`,
+    the text the user sent, as a new turn."""
+
+    can_focus = True
+
+    def __init__(self, text: str, line: str) -> None:
+        super().__init__(text, level="error")
+        self.line = line
+
+
 class AssistantMessage(Markdown):
-    pass
+    """An answer. `source` is exactly the saved text; what is drawn is its `markdown_view`."""
+
+    def __init__(self, markdown: str = "", **kwargs: Any) -> None:
+        self._saved: str | None = markdown
+        super().__init__(markdown_view(markdown), **kwargs)
+
+    def update(self, markdown: str) -> AwaitComplete:
+        self._saved = markdown
+        return super().update(markdown_view(markdown))
+
+    def append(self, markdown: str) -> AwaitComplete:
+        self._saved = None  # streaming: the source is what has arrived
+        return super().append(markdown)
+
+    @property
+    def source(self) -> str:
+        return self._saved if self._saved is not None else super().source
 
 
 class ChatLog(VerticalScroll):
@@ -38,8 +70,15 @@ class ChatLog(VerticalScroll):
         await self.mount(widget)
         return widget
 
-    async def add_note(self, text: str, *, level: str = "info") -> None:
-        await self.mount(NoteMessage(text, level=level))
+    async def add_note(self, text: str, *, level: str = "info") -> NoteMessage:
+        note = NoteMessage(text, level=level)
+        await self.mount(note)
+        return note
+
+    async def add_failed(self, text: str, line: str) -> FailedTurnNote:
+        note = FailedTurnNote(text, line)
+        await self.mount(note)
+        return note
 
     async def start_answer(self) -> tuple[AssistantMessage, MarkdownStream]:
         widget = await self.add_assistant("")

@@ -5,9 +5,9 @@ user and model content: it is always a plain `Text`, never markup."""
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from autopatch_tui.core.memory.history import ThreadInfo, TurnInfo
+from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 PREVIEW_CHARS = 240
 
@@ -48,16 +48,18 @@ def turn_cells(t: TurnInfo, *, with_thread: bool = False) -> list[Text]:
     return cells
 
 
-class ThreadTable(DataTable):
+# on a narrow terminal Archived leaves first, then Created; the thread, its status, its last turn
+# and its turn count stay
+THREAD_COLUMNS = (Col("id", "Thread", 30), Col("status", "Status", 10), Col("created", "Created (UTC)", 16, drop=2),
+                  Col("archived", "Archived", 16, drop=3), Col("last", "Last turn", 16, drop=1),
+                  Col("turns", "Turns", 5))
+
+
+class ThreadTable(ResponsiveTable):
     """Active and archived threads with dates and turn counts, keyed by thread id."""
 
     def add_thread_columns(self) -> None:
-        self.add_column("Thread", key="id")
-        self.add_column("Status", key="status")
-        self.add_column("Created (UTC)", key="created")
-        self.add_column("Archived", key="archived")
-        self.add_column("Last turn", key="last")
-        self.add_column("Turns", key="turns")
+        self.set_spec(THREAD_COLUMNS)
 
     def show_threads(self, threads: list[ThreadInfo]) -> None:
         self.clear()
@@ -65,18 +67,17 @@ class ThreadTable(DataTable):
             self.add_row(*thread_cells(t), key=t.id)
 
 
-class TurnTable(DataTable):
+# the Text column takes the free width; on a narrow terminal Intent leaves first, then Created, then #
+TURN_COLUMNS = (Col("seq", "#", 6, drop=1), Col("intent", "Intent", 19, drop=3), Col("state", "State", 13),
+                Col("created", "Created (UTC)", 16, drop=2), Col("text", "Text", 20, flex=1))
+SEARCH_COLUMNS = (Col("thread", "Thread", 12), *TURN_COLUMNS)
+
+
+class TurnTable(ResponsiveTable):
     """Turns keyed by turn id: a thread's loaded window, or search results (with a Thread column)."""
 
     def set_turn_columns(self, mode: str) -> None:
-        self.clear(columns=True)
-        if mode == "search":
-            self.add_column("Thread", key="thread", width=12)
-        self.add_column("#", key="seq", width=6)
-        self.add_column("Intent", key="intent", width=19)
-        self.add_column("State", key="state", width=13)
-        self.add_column("Created (UTC)", key="created", width=16)
-        self.add_column("Text", key="text", width=44 if mode == "search" else 56)
+        self.set_spec(SEARCH_COLUMNS if mode == "search" else TURN_COLUMNS)
 
     def add_turn_rows(self, turns: list[TurnInfo], *, with_thread: bool = False) -> None:
         for t in turns:

@@ -1,14 +1,19 @@
-"""The prompt: Enter sends, ctrl+j inserts a newline; `/command` and `@path` completion."""
+"""The prompt: Enter sends, ctrl+j inserts a newline; `/command` and `@path` completion (Tab
+accepts the highlighted choice, Up/Down move it); without a completion open, Up/Down walk this
+repository's prompt history (at the first / last line) and PageUp/PageDown scroll the chat."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 
+from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
+
+from autopatch_tui.tui.prompt_history import PromptHistory
 
 MENTION = re.compile(r"(?:^|\s)@([^\s@]+)")
 MAX_SUGGESTIONS = 12
@@ -29,10 +34,81 @@ class PromptInput(TextArea):
             super().__init__()
             self.token = token
 
+    class Accept(Message):
+        """Tab on an open completion: insert this choice."""
+
+        def __init__(self, choice: str) -> None:
+            super().__init__()
+            self.choice = choice
+
+    class ScrollChat(Message):
+        """PageUp / PageDown from the prompt: scroll the conversation by a page."""
+
+        def __init__(self, pages: int) -> None:
+            super().__init__()
+            self.pages = pages
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
+        self.completion: Suggestions | None = None  # set by the screen that shows both
+        self.prompt_history = PromptHistory(None)
+        self._recalled: str | None = None  # the history entry shown (edits end the walk)
+
+    @property
+    def showing_history(self) -> bool:
+        """The text is a recalled history entry, unedited (no completion pops up over it)."""
+        return self.prompt_history.walking and self.text == self._recalled
+
+    def _completion_open(self) -> Suggestions | None:
+        box = self.completion
+        return box if box is not None and box.display and box.option_count else None
+
+    def show_text(self, text: str) -> None:
+        """Replace the whole text (a recalled history entry), the cursor at its end."""
+        self._recalled = text
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    def _walk(self, step: int) -> bool:
+        row, _ = self.cursor_location
+        if step < 0:
+            if row != 0:
+                return False
+            if self.prompt_history.walking and self.text != self._recalled:
+                self.prompt_history.stop()  # the shown entry was edited: start over from the newest
+            entry = self.prompt_history.previous(self.text)
+        else:
+            if row != self.document.line_count - 1 or not self.prompt_history.walking:
+                return False
+            if self.text != self._recalled:
+                self.prompt_history.stop()  # an edited entry is the user's text now: Down never replaces it
+                return False
+            entry = self.prompt_history.next()
+        if entry is not None:
+            self.show_text(entry)
+        return True
 
     async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        box = self._completion_open()
+        handled = True
+        if key == "tab" and box is not None:
+            index = box.highlighted if box.highlighted is not None else 0
+            choice = box.get_option_at_index(index).id
+            if choice:
+                self.post_message(self.Accept(choice))
+        elif key in ("up", "down") and box is not None:
+            box.action_cursor_up() if key == "up" else box.action_cursor_down()
+        elif key in ("up", "down"):
+            handled = self._walk(-1 if key == "up" else 1)
+        elif key in ("pageup", "pagedown"):
+            self.post_message(self.ScrollChat(-1 if key == "pageup" else 1))
+        else:
+            handled = False
+        if handled:
+            event.stop()
+            event.prevent_default()
+            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -69,5 +145,8 @@ class Suggestions(OptionList):
     def show(self, items: list[str], describe: Callable[[str], str] | None = None) -> None:
         self.clear_options()
         for item in items[:MAX_SUGGESTIONS]:
-            self.add_option(Option(f"{item}  {describe(item)}" if describe else item, id=item))
+            # a path is repository content: plain Text, never markup
+            self.add_option(Option(Text(f"{item}  {describe(item)}" if describe else item), id=item))
         self.display = bool(items)
+        if items:
+            self.highlighted = 0  # Tab in the prompt accepts the highlighted choice

@@ -16,19 +16,35 @@ class StatusBar(Static):
     busy: reactive[str] = reactive("")
 
     def render(self) -> Text:
+        """The full line, or — when the terminal is too narrow for it — the same facts shorter
+        (the thread and a running step stay readable; the model name is cut first)."""
+        width = self.size.width or 10_000
+        for compact in (0, 1, 2):
+            text = self._line(compact)
+            if text.cell_len <= width:
+                return text
+        return text
+
+    def _line(self, compact: int) -> Text:
+        sep = "  │  " if compact == 0 else " │ "
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(" model: ", style="dim")
-        t.append(self.model_label, style="bold" if self.model_label != "no model" else "italic")
-        t.append("  │  Memory: ", style="dim")
+        model = self.model_label
+        if compact < 2:
+            t.append(" model: ", style="dim")
+        else:
+            t.append(" ")
+            model = model if len(model) <= 14 else model[:13] + "…"
+        t.append(model, style="bold" if self.model_label != "no model" else "italic")
+        t.append(f"{sep}Memory: " if compact < 2 else f"{sep}mem ", style="dim")
         t.append(self.health, style="bold" if self.health == "healthy" else "bold reverse")
-        t.append("  │  jobs: ", style="dim")
-        t.append(f"{self.pending} pending")
+        t.append(f"{sep}jobs: " if compact < 2 else f"{sep}jobs ", style="dim")
+        t.append(f"{self.pending} pending" if compact < 2 else f"{self.pending}")
         if self.failed:
-            t.append(f", {self.failed} failed", style="bold")
+            t.append(f", {self.failed} failed" if compact < 2 else f"+{self.failed}✗", style="bold")
         if self.thread_id:
-            t.append("  │  thread: ", style="dim")
+            t.append(f"{sep}thread: ", style="dim")
             t.append(self.thread_id[-8:])
         if self.busy:
-            t.append("  │  ", style="dim")
+            t.append(sep, style="dim")
             t.append(self.busy, style="italic")
         return t

@@ -1,14 +1,16 @@
 """One turn in full, in a scrolling pane: its header, scope, the user's text and the assistant's
-answer. Turn text is user and model content: it is always a plain `Text`, never markup."""
+answer. The user's text is a plain `Text`, never markup; the assistant's answer is rendered as
+Markdown, as the chat shows it (Markdown never interprets Rich markup)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.widgets import Markdown, Static
 
 from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.tui.widgets.history_tables import short_time
+from autopatch_tui.tui.widgets.markdown_view import markdown_view
 
 
 def turn_detail_text(turn: TurnInfo) -> Text:
@@ -21,22 +23,25 @@ def turn_detail_text(turn: TurnInfo) -> Text:
         out.append(", ".join(turn.scope_paths) + "\n")
     out.append("User\n", style="bold underline")
     out.append(turn.user_text + "\n")
-    out.append("Assistant\n", style="bold underline")
-    if turn.assistant_text:
-        out.append(turn.assistant_text)
-    else:
-        out.append(f"(no answer: turn {turn.state})", style="italic")
+    out.append("Assistant", style="bold underline")
+    if not turn.assistant_text:
+        out.append(f"\n(no answer: turn {turn.state})", style="italic")
     return out
 
 
 class TurnDetail(VerticalScroll):
-    """The pane; it holds one `Static` (composed by its screen) that shows the turn or a notice."""
+    """The pane; it holds a `Static` (the header, the user's text, or a notice) and a `Markdown`
+    (the answer), both composed by its screen."""
 
     def show(self, turn: TurnInfo | None, empty: Text) -> None:
         """Show `turn` from its top, or the `empty` notice when there is none."""
         text = self.query_one(Static)
+        answer = self.query_one(Markdown)
         if turn is None:
             text.update(empty)
+            answer.display = False
             return
         text.update(turn_detail_text(turn))
+        answer.display = bool(turn.assistant_text)
+        answer.update(markdown_view(turn.assistant_text or ""))
         self.scroll_home(animate=False)
