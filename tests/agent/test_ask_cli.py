@@ -19,6 +19,8 @@ def test_ask_saves_the_raw_turn_first_then_the_answer_and_flushes(repo, model_en
 
     def chat(request: CapturedRequest) -> str:
         seen_during_call.append(turns(repo))  # read the store while the model is "thinking"
+        if isinstance(request.body.get("tool_choice"), dict):  # a tool-capable server honours the forced read
+            return Reply(tool_calls=[("read_file", json.dumps({"path": "src/parser.py"}))])
         return "The parser is a Pratt parser."
 
     llm_stub.default("chat", chat)
@@ -27,7 +29,8 @@ def test_ask_saves_the_raw_turn_first_then_the_answer_and_flushes(repo, model_en
     rc, out, err = invoke_cli("ask", "How does the parser work?", "--intent", "code_explain", "--path",
                               "src/parser.py", json=True)
     assert rc == 0, err
-    assert seen_during_call == [[("open", "code_explain", "How does the parser work?", None)]]
+    # both model calls (the forced read of the scoped file, then the answer) saw the RAW turn saved and open
+    assert seen_during_call == [[("open", "code_explain", "How does the parser work?", None)]] * 2
     assert set(out) == {"turn_id", "thread_id", "answer", "state"}
     assert out["answer"] == "The parser is a Pratt parser." and out["state"] == "completed"
     assert turns(repo) == [("completed", "code_explain", "How does the parser work?", "The parser is a Pratt parser.")]

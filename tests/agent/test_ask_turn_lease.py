@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from tests.support.fixtures import PROJECT_ROOT, db_path, query
 
@@ -19,7 +20,8 @@ def test_ask_outliving_its_lease_keeps_the_turn_against_a_second_process(repo, m
 
     def chat(_request) -> str:
         # the second process starts (imports, opens the store, recovers, processes) well after the
-        # turn's 0.5 s lease would have run out without renewal
+        # turn's 0.5 s lease would have run out without renewal: a fast start-up must not make it early
+        time.sleep(1.2)
         env = {**os.environ, **LEASE_ENV, "PYTHONPATH": str(PROJECT_ROOT)}
         proc = subprocess.run([sys.executable, "-m", "autopatch_tui", "memory", "process", "--json"], cwd=str(repo),
                               env=env, capture_output=True, text=True, timeout=60)
