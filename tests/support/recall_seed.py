@@ -27,6 +27,7 @@ from autopatch_tui.core.memory.items import ItemFields
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.recall import matching as _matching
 from autopatch_tui.core.recall import memory_map as _memory_map
+from autopatch_tui.core.recall import phrase_index as _phrase_index
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 from autopatch_tui.core.recall.session import MAX_RESULTS
 from autopatch_tui.core.recall.terms import content_terms, is_check_id, phrase_terms
@@ -157,29 +158,36 @@ def _compute_item_terms(row: sqlite3.Row) -> tuple[list[tuple[str, list[str]]], 
 
 
 def naive_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPolicy,
-                  paths: tuple[str, ...]) -> list[_matching.Match]:
+                  paths: tuple[str, ...], keys: Iterable[str] = ()) -> list[_matching.Match]:
     """Every active item, matched in Python. A query term found in more than COMMON_TERM_ITEMS
     items is common. A phrase (subject, alias, keyword, check ID) matches when all its terms are
-    query terms and at least one of them is not common; the content when at least two distinct
-    non-common query terms are among its terms."""
+    query terms and at least one of them is not common, or when its phrase key is among the query's
+    `keys` and at most PHRASE_KEY_ITEMS stored phrases have that key; the content when at least two
+    distinct non-common query terms are among its terms."""
     wanted = set(terms)
+    keys = set(keys)
     out: list[_matching.Match] = []
-    if not wanted:
+    if not wanted and not keys:
         return out
     items = []
     df: dict[str, int] = {}
+    key_count: dict[str, int] = {}
     for row in conn.execute("SELECT * FROM memory_items WHERE status = 'active'"):
         phrases, body = _item_terms(row)
         for t in wanted & ({t for _, ts in phrases for t in ts} | set(body)):
             df[t] = df.get(t, 0) + 1
+        for _, ts in phrases:
+            if ts and _phrase_index.phrase_key(ts) in keys:
+                key_count[_phrase_index.phrase_key(ts)] = key_count.get(_phrase_index.phrase_key(ts), 0) + 1
         items.append((row, phrases, body))
     rare = {t for t in wanted if df.get(t, 0) <= _matching.COMMON_TERM_ITEMS}
+    named = {k for k, n in key_count.items() if n <= _phrase_index.PHRASE_KEY_ITEMS}
     for row, phrases, body in items:
         if not _visible(row, policy):
             continue
         best = count = 0
         for field_name, t in phrases:
-            if t and set(t) <= wanted and set(t) & rare:
+            if t and ((set(t) <= wanted and set(t) & rare) or _phrase_index.phrase_key(t) in named):
                 best = max(best, _matching.FIELD_RANK[field_name])
                 count += 1
         hits = len(set(body) & rare)
@@ -215,12 +223,13 @@ def naive_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy
     from unittest import mock
 
     with mock.patch.object(_memory_map, "standing_items", lambda c, p, pa: naive_standing(conn, p, pa)), \
-            mock.patch.object(_memory_map, "lexical_matches", lambda c, t, p, pa: naive_matches(conn, t, p, pa)):
+            mock.patch.object(_memory_map, "lexical_matches",
+                              lambda c, t, p, pa, k=(): naive_matches(conn, t, p, pa, k)):
         return _memory_map.build_map(conn, query, policy, budget_tokens=budget_tokens)
 
 
 def naive_search(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, text: str) -> list[dict[str, str]]:
-    matches = naive_matches(conn, query.merged_terms(text), policy, query.paths)
+    matches = naive_matches(conn, query.merged_terms(text), policy, query.paths, query.merged_phrase_keys(text))
     return [{"id": m.row["logical_id"], "kind": m.row["kind"], "subject": m.row["subject"],
              "statement": m.row["statement"], "match_type": m.match_type} for m in matches[:MAX_RESULTS]]
 

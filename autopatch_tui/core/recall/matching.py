@@ -27,6 +27,8 @@ from autopatch_tui.core import constants as C
 from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy
 from autopatch_tui.core.recall.paths import normalize_path, path_covers, path_specificity
+from autopatch_tui.core.recall import phrase_index
+from autopatch_tui.core.recall.phrase_index import PHRASE_FIELDS
 
 FIELD_RANK = {"check_id": 5, "subject": 4, "alias": 3, "keyword": 2, "content": 1}
 MATCH_TYPES = {5: "check_id", 4: "subject", 3: "alias", 2: "keyword", 1: "content"}
@@ -117,6 +119,7 @@ class _Specificity:
 
 _FIELD_RANK_SQL = "CASE field " + " ".join(f"WHEN '{f}' THEN {r}" for f, r in FIELD_RANK.items()) + " ELSE 0 END"
 _FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in FIELD_RANK) + ")"
+_PHRASE_FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in PHRASE_FIELDS) + ")"
 
 # The gate in one statement of constant text (SQLite's statement cache keeps it prepared), given
 # the query's rare and common terms (JSON arrays):
@@ -130,6 +133,7 @@ _FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in FIELD_RANK) + ")"
 _LEXICAL_SQL = f"""
 WITH rare(term) AS (SELECT value FROM json_each(:rare)),
 common(term) AS MATERIALIZED (SELECT value FROM json_each(:common)),
+keys(term) AS (SELECT value FROM json_each(:keys)),
 g AS MATERIALIZED (
   SELECT rt.item_row_id AS item, rt.field AS field, rt.phrase AS phrase, rt.need AS need, count(*) AS hit
   FROM rare CROSS JOIN recall_terms rt ON rt.term = rare.term
@@ -137,13 +141,21 @@ g AS MATERIALIZED (
   GROUP BY rt.item_row_id, rt.field, rt.phrase
   HAVING (rt.field = 'content' AND count(*) >= 2) OR (rt.field <> 'content' AND count(*) + :ncommon >= rt.need)),
 h AS MATERIALIZED (
-  SELECT item, field, need, CASE WHEN field = 'content' OR hit >= need THEN hit ELSE hit + (
+  SELECT item, field, phrase, need, CASE WHEN field = 'content' OR hit >= need THEN hit ELSE hit + (
       SELECT count(*) FROM common c CROSS JOIN recall_terms x
       ON x.term = c.term AND x.item_row_id = g.item AND x.field = g.field AND x.phrase = g.phrase) END AS total
   FROM g),
+named AS MATERIALIZED (
+  SELECT keys.term AS term FROM keys
+  WHERE (SELECT count(*) FROM (SELECT 1 FROM recall_terms k WHERE k.term = keys.term LIMIT :keycap + 1)) <= :keycap),
+matched(item, field, phrase, total) AS (
+  SELECT item, field, phrase, total FROM h WHERE field = 'content' OR total >= need
+  UNION
+  SELECT k.item_row_id, k.field, k.phrase, k.need FROM named CROSS JOIN recall_terms k ON k.term = named.term
+  WHERE k.field IN {_PHRASE_FIELDS_SQL}),
 agg AS MATERIALIZED (
   SELECT item, max({_FIELD_RANK_SQL}) AS best, sum(CASE WHEN field = 'content' THEN total ELSE 1 END) AS hits
-  FROM h WHERE field = 'content' OR total >= need GROUP BY item)
+  FROM matched GROUP BY item)
 SELECT agg.best AS best, agg.hits AS hits, {", ".join(f"m.{c} AS {c}" for c in ROW_COLUMNS)}
 FROM agg CROSS JOIN memory_items AS m NOT INDEXED ON m.row_id = agg.item
 WHERE m.status = 'active' AND """
@@ -179,17 +191,20 @@ def common_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
 
 
 def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPolicy,
-                    paths: tuple[str, ...]) -> list[Match]:
-    """Every active item the policy allows that passes the lexical gate, ranked."""
+                    paths: tuple[str, ...], keys: list[str] | tuple[str, ...] = ()) -> list[Match]:
+    """Every active item the policy allows that passes the lexical gate, ranked. `keys` are the
+    query's phrase keys (`phrase_index.query_phrase_keys`): a stored phrase whose key is among them
+    matches however common its terms are (unless more than `PHRASE_KEY_ITEMS` phrases share it)."""
     terms = list(dict.fromkeys(terms))
     common = common_terms(conn, terms)
     rare = [t for t in terms if t not in common]
-    if not rare:  # only common terms: nothing can be found
+    if not rare and not keys:  # only common terms and no phrase: nothing can be found
         return []
     clause, params = _policy_sql(policy)
     rows = conn.execute(_LEXICAL_SQL + clause, {
         "rare": json.dumps(rare), "common": json.dumps([t for t in terms if t in common]),
-        "ncommon": len(common), **params}).fetchall()
+        "ncommon": len(common), "keys": json.dumps(list(keys), ensure_ascii=False),
+        "keycap": phrase_index.PHRASE_KEY_ITEMS, **params}).fetchall()
     spec_of = _Specificity(paths)
     out: list[Match] = []
     for r in rows:

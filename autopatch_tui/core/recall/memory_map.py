@@ -102,7 +102,8 @@ def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy
     paths = query.paths
     standing = standing_items(conn, policy, paths)
     standing_ids = {m.row["row_id"] for m in standing}
-    relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths)
+    relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths,
+                                                  query.base_phrase_keys())
                 if m.row["row_id"] not in standing_ids and m.row["recall_mode"] == "on_match"]
     s_lane, r_lane = _Lane(standing), _Lane(relevant)
     share = int(budget_tokens * STANDING_SHARE)
