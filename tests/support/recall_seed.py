@@ -373,12 +373,15 @@ class SyntheticCorpus:
         return thread_ids
 
     def insert_items(self, conn: sqlite3.Connection, n: int, *, seed: int, thread_ids: list[str],
-                     now: float = 1_800_000_000.0, always_items: int = 250) -> None:
+                     now: float = 1_800_000_000.0, always_items: int = 250,
+                     always_rate: float | None = None) -> None:
         """Inside a write txn: `n` items through `insert_revision`; about 0.5 % `always` items, at
         most about `always_items` of them (each one is injected into every prompt: real stores keep
-        few), about 30 % path-scoped, 10 % discussions spread over `thread_ids`."""
+        few) unless `always_rate` (a share of the non-discussion items, uncapped) is given, about 30 %
+        path-scoped, 10 % discussions spread over `thread_ids`."""
         rng = random.Random(seed)
-        always_rate = min(0.005, always_items / max(n, 1))
+        if always_rate is None:
+            always_rate = min(0.005, always_items / max(n, 1))
         made = 0
         while made < n:
             spec = self.item(rng, thread_ids, always_rate)
