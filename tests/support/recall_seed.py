@@ -222,7 +222,11 @@ def naive_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy
     """`build_map` over the naive lanes (same lane shares and greedy fill)."""
     from unittest import mock
 
-    with mock.patch.object(_memory_map, "standing_items", lambda c, p, pa: naive_standing(conn, p, pa)), \
+    def lane(c: object, p: RecallPolicy, pa: tuple[str, ...]) -> tuple[object, frozenset]:
+        standing = naive_standing(conn, p, pa)
+        return _memory_map._Lane(standing), frozenset(m.row["row_id"] for m in standing)
+
+    with mock.patch.object(_memory_map, "_standing_lane", lane), \
             mock.patch.object(_memory_map, "lexical_matches",
                               lambda c, t, p, pa, k=(): naive_matches(conn, t, p, pa, k)):
         return _memory_map.build_map(conn, query, policy, budget_tokens=budget_tokens)

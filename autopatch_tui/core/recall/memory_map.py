@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.recall.matching import Match, lexical_matches, standing_items
+from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 
 MAX_STATEMENT_CHARS = 240
@@ -71,11 +72,17 @@ class _Lane:
         self.matches = matches
         self.bounds = [_lower_bound(m) for m in matches]
         self.exact: list[int | None] = [None] * len(matches)
+        # the cheapest bound from each position on: once the room left is below it, nothing later fits
+        self.suffix_min = self.bounds[:]
+        for i in range(len(self.bounds) - 2, -1, -1):
+            self.suffix_min[i] = min(self.suffix_min[i], self.suffix_min[i + 1])
 
     def fill(self, budget: int) -> tuple[list[Match], int]:
         kept: list[Match] = []
         used = 0
         for i, m in enumerate(self.matches):
+            if budget - used < self.suffix_min[i]:
+                break
             if used + self.bounds[i] > budget:
                 continue
             cost = self.exact[i]
@@ -98,14 +105,28 @@ def _lower_bound(m: Match) -> int:
     return (chars + 3) // 4 + 1
 
 
+def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> tuple[_Lane, frozenset]:
+    """The standing lane of one policy and scope, precomputed once per Memory version (`memo`): its
+    ranked items, their line-cost bounds and (filled in lazily) exact costs. A request then walks it
+    only until its budget is spent (`_Lane.fill` stops when nothing later can fit), so its cost does
+    not grow with the number of `always` items beyond what fits."""
+    cache = memo(conn).setdefault("standing_lane", {})
+    key = (policy, paths)
+    hit = cache.get(key)
+    if hit is None:
+        standing = standing_items(conn, policy, paths)
+        hit = cache[key] = (_Lane(standing), frozenset(m.row["row_id"] for m in standing))
+    return hit
+
+
 def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int) -> MemoryMap:
     paths = query.paths
-    standing = standing_items(conn, policy, paths)
-    standing_ids = {m.row["row_id"] for m in standing}
+    s_lane, standing_ids = _standing_lane(conn, policy, paths)
+    standing = s_lane.matches
     relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths,
                                                   query.base_phrase_keys())
                 if m.row["row_id"] not in standing_ids and m.row["recall_mode"] == "on_match"]
-    s_lane, r_lane = _Lane(standing), _Lane(relevant)
+    r_lane = _Lane(relevant)
     share = int(budget_tokens * STANDING_SHARE)
     # each lane first within its share; then what one lane left unused goes to the other
     s_kept, s_used = s_lane.fill(share)
