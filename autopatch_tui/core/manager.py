@@ -39,6 +39,7 @@ from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
 from autopatch_tui.core.memory.export import write_export
 from autopatch_tui.core.memory.health import check_runtime_invariants
+from autopatch_tui.core.recall import phrase_index
 from autopatch_tui.core.memory.models import (
     FlushResult,
     ItemDetail,
@@ -121,6 +122,7 @@ class MemoryManager:
         self._background_wanted = False
         if self.store.healthy:
             self.recover()
+            phrase_index.ensure(self.store.conn())  # stores written before the phrase index
 
     def _open_store(self, identity: StoreIdentity, register: bool) -> MemoryStore:
         """This checkout's store, or — when it was merged away — the living holder's (FR-058)."""
@@ -362,6 +364,7 @@ class MemoryManager:
         if self._closed:
             return
         self._closed = True
+        self.runner.summary_schedule.flush()  # a coalesced summary refresh still due is written now
         self.runner.stop()
         for wf, _ in self._flushes:
             wf.stop.set()

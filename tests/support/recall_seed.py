@@ -176,9 +176,11 @@ def naive_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPoli
         phrases, body = _item_terms(row)
         for t in wanted & ({t for _, ts in phrases for t in ts} | set(body)):
             df[t] = df.get(t, 0) + 1
-        for _, ts in phrases:
-            if ts and _phrase_index.phrase_key(ts) in keys:
-                key_count[_phrase_index.phrase_key(ts)] = key_count.get(_phrase_index.phrase_key(ts), 0) + 1
+        if keys:
+            for _, ts in phrases:
+                k = _phrase_index.phrase_key(ts)
+                if ts and k in keys:
+                    key_count[k] = key_count.get(k, 0) + 1
         items.append((row, phrases, body))
     rare = {t for t in wanted if df.get(t, 0) <= _matching.COMMON_TERM_ITEMS}
     named = {k for k, n in key_count.items() if n <= _phrase_index.PHRASE_KEY_ITEMS}

@@ -50,7 +50,13 @@ class BackgroundWorker:
                 return
             except Exception:
                 log.exception("memory worker step failed")
+            wait = None
+            if not self._stop.is_set():
+                try:  # the coalesced review-summary refresh, between steps, never inside one
+                    wait = self.runner.summary_schedule.run_if_due()
+                except Exception:
+                    log.exception("memory summary refresh failed")
             if outcome is not None and not self._stop.is_set():
                 continue
-            self._wake.wait(self.poll_seconds)
+            self._wake.wait(self.poll_seconds if wait is None else min(self.poll_seconds, wait))
             self._wake.clear()

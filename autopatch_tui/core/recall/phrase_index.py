@@ -27,9 +27,12 @@ is skipped (its posting count stops at `PHRASE_KEY_ITEMS + 1`), which keeps the 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
 
+from autopatch_tui.core.errors import MemoryBusyError
+from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.recall.terms import (
     MAX_PHRASE_TERMS,
     MAX_TERM_CHARS,
@@ -41,6 +44,8 @@ from autopatch_tui.core.recall.terms import (
     path_terms,
     phrase_terms,
 )
+
+log = logging.getLogger(__name__)
 
 PHRASE_KEY = "\x1e"
 PHRASE_TERM = "\x1f"
@@ -154,3 +159,16 @@ def backfill(conn: sqlite3.Connection) -> int:
             "INSERT OR IGNORE INTO recall_terms (term, item_row_id, field, phrase, need) VALUES (?, ?, ?, ?, ?)",
             derived)
     return len(rows)
+
+
+def ensure(conn: sqlite3.Connection) -> int:
+    """Backfill the phrase rows of a store written before the phrase index (one cheap check when
+    nothing is missing). Returns the number of items indexed."""
+    if not missing(conn):
+        return 0
+    try:
+        with write_txn(conn):
+            return backfill(conn)
+    except MemoryBusyError:  # another process holds the write lock: the next open tries again
+        log.warning("phrase index not backfilled: the store is busy")
+        return 0
