@@ -6,13 +6,13 @@ import argparse
 
 from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.core import constants as C
-from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.recall.cli_search import search_memory
 
 
 def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
     try:
+        from autopatch_tui.core.agent.chat import ChatService  # the agent only for `ask` (slow import)
+
         result = ChatService(mgr).ask(args.text, intent=args.intent, scope_paths=args.path or [])
     finally:
         flush = mgr.process_pending()
@@ -29,6 +29,8 @@ def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 
 def cmd_search(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    from autopatch_tui.core.recall.cli_search import search_memory
+
     results = search_memory(mgr, args.query, args.intent or "general_chat", args.path or ())
     if args.json:
         emit_json({"results": results})

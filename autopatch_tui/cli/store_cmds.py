@@ -6,10 +6,14 @@ import argparse
 
 from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.stores.service import StoreService
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.stores.service import StoreService
 
 
 def service_for(mgr: MemoryManager) -> StoreService:
+    from autopatch_tui.core.stores.service import StoreService  # only store commands need it
     return StoreService(mgr.settings, clock=mgr.clock, model=mgr.memory_model)
 
 

@@ -62,7 +62,6 @@ from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.info import StoreUnreadable
 from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
-from autopatch_tui.core.stores.service import StoreService
 
 log = logging.getLogger(__name__)
 DEFAULT_NEW_TIMEOUT_SECONDS = 20.0
@@ -147,6 +146,8 @@ class MemoryManager:
                         # a store file copied here from elsewhere: the service gives it a name of its own
                         registry.close()
                         registry = None
+                        from autopatch_tui.core.stores.service import StoreService  # rare: lazy
+
                         StoreService(self.settings, clock=self.clock).register_db(self.paths.db)
                     else:
                         registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
