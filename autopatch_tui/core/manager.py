@@ -39,7 +39,6 @@ from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
 from autopatch_tui.core.memory.export import write_export
 from autopatch_tui.core.memory.health import check_runtime_invariants
-from autopatch_tui.core.recall import phrase_index
 from autopatch_tui.core.memory.models import (
     FlushResult,
     ItemDetail,
@@ -121,7 +120,6 @@ class MemoryManager:
         self._background_wanted = False
         if self.store.healthy:
             self.recover()
-            phrase_index.ensure(self.store.conn())  # stores written before the phrase index
 
     def _open_store(self, identity: StoreIdentity, register: bool) -> MemoryStore:
         """This checkout's store, or — when it was merged away — the living holder's (FR-058)."""

@@ -142,7 +142,7 @@ def test_a_phrase_of_only_common_words_is_found_when_named(manager, monkeypatch)
     s.close()
 
 
-def test_stores_without_phrase_rows_are_backfilled_on_open(repo, settings) -> None:
+def test_stores_without_phrase_rows_are_backfilled_by_the_worker_and_search(repo, settings) -> None:
     mgr = MemoryManager.open(repo, settings)
     try:
         conn = mgr.store.conn()
@@ -155,6 +155,9 @@ def test_stores_without_phrase_rows_are_backfilled_on_open(repo, settings) -> No
     mgr = MemoryManager.open(repo, settings)
     try:
         conn = mgr.store.conn()
+        assert phrase_index.missing(conn)  # opening writes nothing
+        mgr.start_background()  # the app's worker backfills first, off the start-up path
+        mgr.worker.stop(5)
         assert not phrase_index.missing(conn)
         assert conn.execute("SELECT count(*) FROM recall_terms WHERE item_row_id = ? AND term >= ? AND term < ' '",
                             (item.row_id, PHRASE_KEY)).fetchone()[0] == 2 + 2 + 1 + 3
@@ -162,5 +165,21 @@ def test_stores_without_phrase_rows_are_backfilled_on_open(repo, settings) -> No
                                                         "applies_to_paths": [], "aliases": [], "keywords": []}, [])
         assert [r["logical_id"] for r in consolidation.related_items(conn, [probe])] == [item.logical_id]
         assert phrase_index.ensure(conn) == 0  # nothing left to do: one cheap check
+    finally:
+        mgr.close()
+
+
+def test_memory_search_backfills_an_old_store_before_searching(repo, settings, monkeypatch) -> None:
+    from autopatch_tui.core.recall.cli_search import search_memory
+
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        conn = mgr.store.conn()
+        item = seed_item(conn, subject="config cache", statement="Flush it on deploy.")
+        with write_txn(conn):
+            conn.execute("DELETE FROM recall_terms WHERE term >= ? AND term < ' '", (PHRASE_KEY,))
+        monkeypatch.setattr(matching, "COMMON_TERM_ITEMS", 0)  # every term is common: only the phrase finds it
+        assert [r["id"] for r in search_memory(mgr, "the config cache")] == [item.logical_id]
+        assert not phrase_index.missing(conn)
     finally:
         mgr.close()

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.memory import turns as turn_ops
+from autopatch_tui.core.recall import phrase_index
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
 
@@ -21,6 +22,7 @@ def search_memory(manager: MemoryManager, query: str, intent: str = "general_cha
     `RecallLimitError` for a query without searchable terms, `MemoryDegradedError` when degraded."""
     manager.require_healthy()
     conn_factory = manager.store.conn
+    phrase_index.ensure(conn_factory())  # a store written before the phrase index (once; cheap after)
     thread_id = turn_ops.active_thread_id(conn_factory())
     session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy_for(intent, thread_id))
     try:
