@@ -183,3 +183,14 @@ def test_memory_search_backfills_an_old_store_before_searching(repo, settings, m
         assert not phrase_index.missing(conn)
     finally:
         mgr.close()
+
+
+def test_the_longest_named_phrase_ranks_first(manager) -> None:
+    conn = manager.store.conn()
+    short = seed_item(conn, subject="storage notes", statement="Disks fill up.", aliases=["disk"])
+    named = seed_item(conn, subject="loader tuning", statement="Warm it first.", keywords=["disk_cache_loader"])
+    s = RecallSession(manager.store.conn, RecallQuery("general_chat", ""),
+                      policy_for("general_chat", active_thread(conn)))
+    found = s.search("why does disk_cache_loader fail")
+    # the keyword names 4 terms (diskcacheloader, disk, cache, loader); the alias only one of them
+    assert [(r["id"], r["match_type"]) for r in found] == [(named.logical_id, "keyword"), (short.logical_id, "alias")]

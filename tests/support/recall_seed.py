@@ -187,11 +187,12 @@ def naive_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPoli
     for row, phrases, body in items:
         if not _visible(row, policy):
             continue
-        best = count = 0
+        best = count = span = 0
         for field_name, t in phrases:
             if t and ((set(t) <= wanted and set(t) & rare) or _phrase_index.phrase_key(t) in named):
                 best = max(best, _matching.FIELD_RANK[field_name])
                 count += 1
+                span = max(span, len(t))
         hits = len(set(body) & rare)
         if hits >= 2:
             best = max(best, _matching.FIELD_RANK["content"])
@@ -201,7 +202,7 @@ def naive_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPoli
         spec = _matching.applicability(row, paths)
         if spec is None or (spec < 0 and policy.require_path_applicability):
             continue
-        out.append(_matching.Match(row, best, count, spec))
+        out.append(_matching.Match(row, best, count, spec, span))
     out.sort(key=_matching.Match.sort_key)
     return out
 
@@ -242,7 +243,7 @@ def naive_search(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPol
 
 def match_keys(matches: list[_matching.Match]) -> list[tuple[object, ...]]:
     """Comparable form of a ranked match list."""
-    return [(m.row["logical_id"], m.best_field, m.phrases, m.specificity) for m in matches]
+    return [(m.row["logical_id"], m.best_field, m.phrases, m.specificity, m.span) for m in matches]
 
 
 def map_keys(mm: _memory_map.MemoryMap) -> tuple[object, ...]:

@@ -45,13 +45,14 @@ class Match:
     best_field: int  # FIELD_RANK of the strongest matching field
     phrases: int  # matched phrases (content counts its matched terms)
     specificity: int  # path specificity; -1 when the item is scoped to paths outside the request
+    span: int = 0  # terms of the longest matched phrase (0: content only, or the standing lane)
 
     @property
     def match_type(self) -> str:
         return MATCH_TYPES[self.best_field] if self.best_field else "standing"
 
     def sort_key(self) -> tuple:
-        return (-self.specificity, -self.best_field, -self.phrases, self.row["logical_id"])
+        return (-self.specificity, -self.span, -self.best_field, -self.phrases, self.row["logical_id"])
 
 
 def policy_filter_sql(policy: RecallPolicy) -> tuple[str, list[object]]:
@@ -148,15 +149,16 @@ h AS MATERIALIZED (
 named AS MATERIALIZED (
   SELECT keys.term AS term FROM keys
   WHERE (SELECT count(*) FROM (SELECT 1 FROM recall_terms k WHERE k.term = keys.term LIMIT :keycap + 1)) <= :keycap),
-matched(item, field, phrase, total) AS (
-  SELECT item, field, phrase, total FROM h WHERE field = 'content' OR total >= need
+matched(item, field, phrase, total, need) AS (
+  SELECT item, field, phrase, total, need FROM h WHERE field = 'content' OR total >= need
   UNION
-  SELECT k.item_row_id, k.field, k.phrase, k.need FROM named CROSS JOIN recall_terms k ON k.term = named.term
+  SELECT k.item_row_id, k.field, k.phrase, k.need, k.need FROM named CROSS JOIN recall_terms k ON k.term = named.term
   WHERE k.field IN {_PHRASE_FIELDS_SQL}),
 agg AS MATERIALIZED (
-  SELECT item, max({_FIELD_RANK_SQL}) AS best, sum(CASE WHEN field = 'content' THEN total ELSE 1 END) AS hits
+  SELECT item, max({_FIELD_RANK_SQL}) AS best, sum(CASE WHEN field = 'content' THEN total ELSE 1 END) AS hits,
+    max(CASE WHEN field = 'content' THEN 0 ELSE need END) AS span
   FROM matched GROUP BY item)
-SELECT agg.best AS best, agg.hits AS hits, {", ".join(f"m.{c} AS {c}" for c in ROW_COLUMNS)}
+SELECT agg.best AS best, agg.hits AS hits, agg.span AS span, {", ".join(f"m.{c} AS {c}" for c in ROW_COLUMNS)}
 FROM agg CROSS JOIN memory_items AS m NOT INDEXED ON m.row_id = agg.item
 WHERE m.status = 'active' AND """
 
@@ -211,7 +213,7 @@ def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPo
         spec = spec_of(r["applies_to_paths"])
         if spec < 0 and policy.require_path_applicability:
             continue
-        out.append(Match(r, r["best"], r["hits"], spec))
+        out.append(Match(r, r["best"], r["hits"], spec, r["span"]))
     out.sort(key=Match.sort_key)
     return out
 
