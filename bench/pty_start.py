@@ -98,3 +98,24 @@ def measure(repo: Path, home: Path, runs: int = 5) -> dict[str, float]:
     med = {k: statistics.median(r[k] for r in results if k in r) for k in results[0]}
     med["runs"] = runs
     return med
+
+
+def command_times(repo: Path, home: Path, argv: list[str], runs: int = 10) -> dict[str, float]:
+    """Whole-process wall and CPU time (os.wait4) of `python -m autopatch_tui ARGV` in `repo`,
+    median and best of `runs` fresh processes after one warm-up (bytecode caches written)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPATCH_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"AUTOPATCH_HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    cmd = [sys.executable, "-m", "autopatch_tui", *argv]
+    subprocess.run(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    walls, cpus = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, _, usage = os.wait4(proc.pid, 0)
+        walls.append((time.perf_counter() - t) * 1000)
+        cpus.append((usage.ru_utime + usage.ru_stime) * 1000)
+        proc.returncode = 0
+    return {"wall_median": statistics.median(walls), "wall_min": min(walls),
+            "cpu_median": statistics.median(cpus), "cpu_min": min(cpus)}

@@ -2,6 +2,8 @@
 processes jobs.
 
 Prints:
+- `memory status --json` and `memory list --json`, whole process (wall and CPU, fresh processes;
+  target <= 250 ms);
 - from process start in a real pseudo-terminal (`pty_start.py`): the median over fresh processes of
   the first frame, of a typed key's echo, and the process's CPU time, with an empty store and with
   10k turns / 1k items (target: first frame <= 700 ms);
@@ -158,6 +160,12 @@ def main() -> None:
     mgr = MemoryManager.open(big, settings)
     seed(mgr, 10_000, 1_000)
     mgr.close()
+    print(f"CLI commands, whole process, {2 * args.runs} fresh processes after one warm-up:")
+    for label, repo in (("empty store", empty), ("10k turns / 1k items", big)):
+        for argv in (["memory", "status", "--json"], ["memory", "list", "--json"]):
+            r = pty_start.command_times(repo, base / "home", argv, runs=2 * args.runs)
+            print(f"  {label:<22} {' '.join(argv):<20} wall median {r['wall_median']:5.0f} ms (best {r['wall_min']:4.0f}),"
+                  f" CPU median {r['cpu_median']:5.0f} ms (best {r['cpu_min']:4.0f})   [target: <= 250 ms]")
     print(f"from process start in a pseudo-terminal (120x40), median of {args.runs} fresh processes after one warm-up:")
     for label, repo in (("empty store", empty), ("10k turns / 1k items", big)):
         r = pty_start.measure(repo, base / "home", runs=args.runs)
