@@ -225,9 +225,8 @@ def naive_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy
     """`build_map` over the naive lanes (same lane shares and greedy fill)."""
     from unittest import mock
 
-    def lane(c: object, p: RecallPolicy, pa: tuple[str, ...]) -> tuple[object, frozenset]:
-        standing = naive_standing(conn, p, pa)
-        return _memory_map._Lane(standing), frozenset(m.row["row_id"] for m in standing)
+    def lane(c: object, p: RecallPolicy, pa: tuple[str, ...]) -> object:
+        return _memory_map._Lane(naive_standing(conn, p, pa))
 
     with mock.patch.object(_memory_map, "_standing_lane", lane), \
             mock.patch.object(_memory_map, "lexical_matches",

@@ -230,6 +230,14 @@ def standing_items(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
     return list(hit)
 
 
+def standing_rows(conn: sqlite3.Connection, policy: RecallPolicy) -> list[sqlite3.Row]:
+    """Every active `always` row the policy allows (any scope)."""
+    clause, args = policy_filter_sql(policy)
+    return conn.execute(
+        f"{_SELECT} WHERE m.status = 'active' AND m.recall_mode = 'always' AND {clause}", args
+    ).fetchall()
+
+
 def _standing(conn: sqlite3.Connection, clause: str, args: list[object], paths: tuple[str, ...]) -> list[Match]:
     spec_of = _Specificity(paths)
     rows = conn.execute(

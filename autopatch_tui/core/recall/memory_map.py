@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
-from autopatch_tui.core.recall.matching import Match, lexical_matches, standing_items
+from autopatch_tui.core.recall.matching import Match, _Specificity, lexical_matches, standing_rows
 from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 
@@ -68,9 +68,9 @@ class _Lane:
     the rendered line) is computed only for an item whose cheap lower bound fits: every character
     weighs at least a quarter token, so ceil(len(line) / 4) + 1 never exceeds the exact cost."""
 
-    def __init__(self, matches: list[Match]) -> None:
+    def __init__(self, matches: list[Match], bounds: list[int] | None = None) -> None:
         self.matches = matches
-        self.bounds = [_lower_bound(m) for m in matches]
+        self.bounds = bounds if bounds is not None else [_lower_bound(m) for m in matches]
         self.exact: list[int | None] = [None] * len(matches)
         # the cheapest bound from each position on: once the room left is below it, nothing later fits
         self.suffix_min = self.bounds[:]
@@ -99,33 +99,84 @@ _LINE_FIXED_CHARS = len("- [] (): — ") + 2  # the separators of item_line
 
 
 def _lower_bound(m: Match) -> int:
-    r = m.row
+    return _lower_bound_row(m.row)
+
+
+def _lower_bound_row(r: sqlite3.Row) -> int:
     chars = (_LINE_FIXED_CHARS + len(r["logical_id"]) + len(r["kind"]) + len(r["strength"]) + len(r["subject"])
              + min(len(r["statement"]), MAX_STATEMENT_CHARS))
     return (chars + 3) // 4 + 1
 
 
-def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> tuple[_Lane, frozenset]:
-    """The standing lane of one policy and scope, precomputed once per Memory version (`memo`): its
-    ranked items, their line-cost bounds and (filled in lazily) exact costs. A request then walks it
-    only until its budget is spent (`_Lane.fill` stops when nothing later can fit), so its cost does
-    not grow with the number of `always` items beyond what fits."""
-    cache = memo(conn).setdefault("standing_lane", {})
+MAX_LANE_SCOPES = 64  # standing lanes kept per Memory version (one per policy and scope)
+
+
+@dataclass
+class _StandingBase:
+    """A policy's `always` items, read once per Memory version: the project-wide ones already ranked
+    (for every scope they rank by logical ID, after the path-specific ones), the path-scoped rows
+    (only their applicability depends on the scope), and each item's line-cost bound."""
+
+    project_wide: list[Match]
+    scoped: list[sqlite3.Row]
+    bounds: dict[int, int]
+
+
+def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingBase:
+    cache = memo(conn).setdefault("standing_base", {})
+    base = cache.get(policy)
+    if base is None:
+        rows = standing_rows(conn, policy)
+        project_wide, scoped, bounds = [], [], {}
+        for r in rows:
+            (scoped if r["applies_to_paths"] != "[]" else project_wide).append(r)
+            bounds[r["row_id"]] = _lower_bound_row(r)
+        wide = [Match(r, 0, 0, 0) for r in project_wide]
+        wide.sort(key=Match.sort_key)
+        base = cache[policy] = _StandingBase(wide, scoped, bounds)
+    return base
+
+
+def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> _Lane:
+    """The standing lane of one policy and scope (memoized per Memory version, `memo`): the
+    path-scoped `always` items that cover the scope, ranked, then the spec-0 ones merged by logical
+    ID with the pre-ranked project-wide ones. A new scope costs one pass over the path-scoped
+    `always` items (applicability is cached per applies-to list), never a query; a request then walks
+    the lane only until its budget is spent (`_Lane.fill` stops when nothing later can fit)."""
+    lanes = memo(conn).setdefault("standing_lane", {})
     key = (policy, paths)
-    hit = cache.get(key)
-    if hit is None:
-        standing = standing_items(conn, policy, paths)
-        hit = cache[key] = (_Lane(standing), frozenset(m.row["row_id"] for m in standing))
-    return hit
+    lane = lanes.get(key)
+    if lane is None:
+        base = _standing_base(conn, policy)
+        spec_of = _Specificity(paths)
+        specific: list[Match] = []
+        general: list[Match] = []
+        for r in base.scoped:
+            spec = spec_of(r["applies_to_paths"])
+            if spec > 0:
+                specific.append(Match(r, 0, 0, spec))
+            elif spec == 0:
+                general.append(Match(r, 0, 0, 0))
+        specific.sort(key=Match.sort_key)
+        if general:
+            general = sorted(base.project_wide + general, key=Match.sort_key)
+        else:
+            general = base.project_wide
+        standing = specific + general
+        lane = _Lane(standing, [base.bounds[m.row["row_id"]] for m in standing])
+        if len(lanes) >= MAX_LANE_SCOPES:
+            lanes.pop(next(iter(lanes)))
+        lanes[key] = lane
+    return lane
 
 
 def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int) -> MemoryMap:
     paths = query.paths
-    s_lane, standing_ids = _standing_lane(conn, policy, paths)
+    s_lane = _standing_lane(conn, policy, paths)
     standing = s_lane.matches
     relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths,
                                                   query.base_phrase_keys())
-                if m.row["row_id"] not in standing_ids and m.row["recall_mode"] == "on_match"]
+                if m.row["recall_mode"] == "on_match"]  # standing items are `always`: never here
     r_lane = _Lane(relevant)
     share = int(budget_tokens * STANDING_SHARE)
     # each lane first within its share; then what one lane left unused goes to the other
