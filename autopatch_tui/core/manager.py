@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.errors import (
@@ -49,18 +50,16 @@ from autopatch_tui.core.memory.models import (
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.paths import StorePaths, write_private_text
-from autopatch_tui.core.pipeline.flush import (
-    ExitFlushResult,
-    WatermarkFlush,
-    exit_flush,
-)
 from autopatch_tui.core.pipeline.model_io import MemoryModel
-from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
-from autopatch_tui.core.pipeline.worker import BackgroundWorker
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.info import StoreUnreadable
 from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
+
+if TYPE_CHECKING:  # the pipeline is imported when first used: `memory status`/`list` never need it
+    from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush
+    from autopatch_tui.core.pipeline.runner import PipelineRunner
+    from autopatch_tui.core.pipeline.worker import BackgroundWorker
 
 log = logging.getLogger(__name__)
 DEFAULT_NEW_TIMEOUT_SECONDS = 20.0
@@ -109,12 +108,8 @@ class MemoryManager:
         self.memory_model, self.model_problem = build_memory_model(settings, self.client)
         identity = identity_for(repo)
         self.store = self._open_store(identity, register)
-        self.runner = PipelineRunner(
-            self.store, self.memory_model, owner=self.owner, clock=self.clock, events=self.events,
-            timing=Timing(settings.lease_seconds, settings.heartbeat_seconds, settings.extraction_max_wait_seconds),
-            on_damage=self._on_damage,
-        )
-        self.worker = BackgroundWorker(self.runner)
+        self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
+        self._worker: BackgroundWorker | None = None
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
         self._closed = False
         self._background_wanted = False
@@ -202,12 +197,14 @@ class MemoryManager:
 
     def complete_turn(self, handle: turn_ops.TurnHandle, assistant_text: str) -> None:
         turn_ops.complete_turn(self.store.conn(), handle.turn_id, assistant_text, now=self.clock.now())
-        self.worker.wake()
+        if self._worker is not None:  # a worker that was never built has nothing to wake
+            self._worker.wake()
         self.events.emit(MemoryChanged("turn"))
 
     def fail_turn(self, handle: turn_ops.TurnHandle, assistant_text: str | None = None) -> None:
         turn_ops.fail_turn(self.store.conn(), handle.turn_id, now=self.clock.now(), assistant_text=assistant_text)
-        self.worker.wake()
+        if self._worker is not None:  # a worker that was never built has nothing to wake
+            self._worker.wake()
         self.events.emit(MemoryChanged("turn"))
 
     @contextmanager
@@ -246,6 +243,8 @@ class MemoryManager:
     def flush_thread(self, thread_id: str, *, timeout: float) -> FlushResult:
         """The watermark flush: process the thread's captured jobs and derived consolidation for at
         most `timeout` seconds; what is left keeps going in the background until done or close()."""
+        from autopatch_tui.core.pipeline.flush import WatermarkFlush
+
         wf = WatermarkFlush(self.runner, thread_id, deadline=self.clock.monotonic() + timeout)
         wf.capture()
         if not wf.captured or not self.runner.enabled:
@@ -271,6 +270,8 @@ class MemoryManager:
 
     def process_pending(self) -> ExitFlushResult:
         """The exit flush: every open job gets one processing chance now."""
+        from autopatch_tui.core.pipeline.flush import exit_flush
+
         result = exit_flush(self.runner)
         if result.retry_wait:
             self.events.emit(Notice("warning", f"{result.retry_wait} Memory job(s) will be retried at the next start"))
@@ -357,19 +358,45 @@ class MemoryManager:
         conn = self.store.conn() if self.store.healthy else None
         return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn)
 
+    @property
+    def runner(self) -> PipelineRunner:
+        """The pipeline runner, built (and its modules imported) on first use."""
+        if self._runner is None:
+            from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
+
+            s = self.settings
+            self._runner = PipelineRunner(
+                self.store, self.memory_model, owner=self.owner, clock=self.clock, events=self.events,
+                timing=Timing(s.lease_seconds, s.heartbeat_seconds, s.extraction_max_wait_seconds),
+                on_damage=self._on_damage,
+            )
+            if self._closed:  # built after close: it must never write
+                self._runner.stop()
+        return self._runner
+
+    @property
+    def worker(self) -> BackgroundWorker:
+        if self._worker is None:
+            from autopatch_tui.core.pipeline.worker import BackgroundWorker
+
+            self._worker = BackgroundWorker(self.runner)
+        return self._worker
+
     def close(self, *, join_timeout: float = 5.0) -> None:
         """Stop every pipeline step and background flush. After this returns the manager writes
         nothing to SQLite or the summary file."""
         if self._closed:
             return
         self._closed = True
-        self.runner.summary_schedule.flush()  # a coalesced summary refresh still due is written now
-        self.runner.stop()
+        if self._runner is not None:
+            self._runner.summary_schedule.flush()  # a coalesced summary refresh still due is written now
+            self._runner.stop()
         for wf, _ in self._flushes:
             wf.stop.set()
         if self.client is not None:
             self.client.close()  # ends in-flight model calls, so the threads below finish promptly
-        self.worker.stop(join_timeout)
+        if self._worker is not None:
+            self._worker.stop(join_timeout)
         for _, thread in self._flushes:
             thread.join(join_timeout)
         self.store.close()
