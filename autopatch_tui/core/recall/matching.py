@@ -230,12 +230,17 @@ def standing_items(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
     return list(hit)
 
 
-def standing_rows(conn: sqlite3.Connection, policy: RecallPolicy) -> list[sqlite3.Row]:
-    """Every active `always` row the policy allows (any scope)."""
-    clause, args = policy_filter_sql(policy)
-    return conn.execute(
-        f"{_SELECT} WHERE m.status = 'active' AND m.recall_mode = 'always' AND {clause}", args
-    ).fetchall()
+def standing_rows(conn: sqlite3.Connection, kinds: tuple[str, ...], thread: str | None = None) -> list[sqlite3.Row]:
+    """Every active `always` row of the project `kinds` (any scope), or, with `thread`, the active
+    `always` discussions of that thread."""
+    if thread is not None:
+        return conn.execute(f"{_SELECT} WHERE m.status = 'active' AND m.recall_mode = 'always'"
+                            " AND m.kind = 'discussion_context' AND m.thread_id = ?", (thread,)).fetchall()
+    kinds = tuple(k for k in kinds if k in _KNOWN_KINDS and k != "discussion_context")
+    if not kinds:
+        return []
+    return conn.execute(f"{_SELECT} WHERE m.status = 'active' AND m.recall_mode = 'always'"
+                        f" AND m.kind IN ({','.join('?' * len(kinds))})", kinds).fetchall()
 
 
 def _standing(conn: sqlite3.Connection, clause: str, args: list[object], paths: tuple[str, ...]) -> list[Match]:

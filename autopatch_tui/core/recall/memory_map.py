@@ -122,19 +122,38 @@ class _StandingBase:
     bounds: dict[int, int]
 
 
+def _base_of(rows: list[sqlite3.Row]) -> _StandingBase:
+    project_wide, scoped, bounds = [], [], {}
+    for r in rows:
+        (scoped if r["applies_to_paths"] != "[]" else project_wide).append(r)
+        bounds[r["row_id"]] = _lower_bound_row(r)
+    wide = [Match(r, 0, 0, 0) for r in project_wide]
+    wide.sort(key=Match.sort_key)
+    return _StandingBase(wide, scoped, bounds)
+
+
 def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingBase:
+    """The project items' base is shared by every policy with the same project kinds (ordinary and
+    repair requests, every thread); a thread's `always` discussions are a small base of their own."""
     cache = memo(conn).setdefault("standing_base", {})
-    base = cache.get(policy)
-    if base is None:
-        rows = standing_rows(conn, policy)
-        project_wide, scoped, bounds = [], [], {}
-        for r in rows:
-            (scoped if r["applies_to_paths"] != "[]" else project_wide).append(r)
-            bounds[r["row_id"]] = _lower_bound_row(r)
-        wide = [Match(r, 0, 0, 0) for r in project_wide]
-        wide.sort(key=Match.sort_key)
-        base = cache[policy] = _StandingBase(wide, scoped, bounds)
-    return base
+    kinds = tuple(k for k in policy.kinds if k != "discussion_context")
+    shared = cache.get(kinds)
+    if shared is None:
+        shared = cache[kinds] = _base_of(standing_rows(conn, kinds))
+    thread = policy.discussion_thread
+    if thread is None:
+        return shared
+    mine = cache.get(("thread", thread))
+    if mine is None:
+        mine = cache[("thread", thread)] = _base_of(standing_rows(conn, (), thread))
+    if not mine.bounds:
+        return shared
+    combined = cache.get((kinds, thread))
+    if combined is None:
+        combined = cache[(kinds, thread)] = _StandingBase(
+            sorted(shared.project_wide + mine.project_wide, key=Match.sort_key), shared.scoped + mine.scoped,
+            {**shared.bounds, **mine.bounds})
+    return combined
 
 
 def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> _Lane:
