@@ -9,6 +9,7 @@ and stays reachable through `memory_search`. No hit → no padding."""
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -68,26 +69,29 @@ class _Lane:
     the rendered line) is computed only for an item whose cheap lower bound fits: every character
     weighs at least a quarter token, so ceil(len(line) / 4) + 1 never exceeds the exact cost."""
 
-    def __init__(self, matches: list[Match], bounds: list[int] | None = None) -> None:
+    def __init__(self, matches: list[Match], bounds: dict[int, int] | None = None,
+                 min_bound: int | None = None) -> None:
         self.matches = matches
-        self.bounds = bounds if bounds is not None else [_lower_bound(m) for m in matches]
-        self.exact: list[int | None] = [None] * len(matches)
-        # the cheapest bound from each position on: once the room left is below it, nothing later fits
-        self.suffix_min = self.bounds[:]
-        for i in range(len(self.bounds) - 2, -1, -1):
-            self.suffix_min[i] = min(self.suffix_min[i], self.suffix_min[i + 1])
+        # lower bounds by row ID (a standing lane shares its base's); once the room left is below the
+        # cheapest one, nothing more can fit and the fill stops
+        self.bounds = bounds if bounds is not None else {m.row["row_id"]: _lower_bound(m) for m in matches}
+        self.min_bound = (min((self.bounds[m.row["row_id"]] for m in matches), default=0)
+                          if min_bound is None else min_bound)  # any lower value stays correct
+        self.exact: dict[int, int] = {}
 
     def fill(self, budget: int) -> tuple[list[Match], int]:
         kept: list[Match] = []
         used = 0
-        for i, m in enumerate(self.matches):
-            if budget - used < self.suffix_min[i]:
+        bounds, exact = self.bounds, self.exact
+        for m in self.matches:
+            if budget - used < self.min_bound:
                 break
-            if used + self.bounds[i] > budget:
+            row_id = m.row["row_id"]
+            if used + bounds[row_id] > budget:
                 continue
-            cost = self.exact[i]
+            cost = exact.get(row_id)
             if cost is None:
-                cost = self.exact[i] = estimate_tokens(item_line(m)) + 1
+                cost = exact[row_id] = estimate_tokens(item_line(m)) + 1
             if used + cost > budget:
                 continue
             kept.append(m)
@@ -120,6 +124,10 @@ class _StandingBase:
     project_wide: list[Match]
     scoped: list[sqlite3.Row]
     bounds: dict[int, int]
+
+    @property
+    def min_bound(self) -> int:
+        return min(self.bounds.values(), default=0)
 
 
 def _base_of(rows: list[sqlite3.Row]) -> _StandingBase:
@@ -177,12 +185,15 @@ def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
             elif spec == 0:
                 general.append(Match(r, 0, 0, 0))
         specific.sort(key=Match.sort_key)
-        if general:
-            general = sorted(base.project_wide + general, key=Match.sort_key)
-        else:
-            general = base.project_wide
-        standing = specific + general
-        lane = _Lane(standing, [base.bounds[m.row["row_id"]] for m in standing])
+        merged = base.project_wide
+        if general:  # a few spec-0 path-scoped items (globs, "*"): inserted into the ranked base
+            merged = list(merged)
+            keys = [m.row["logical_id"] for m in merged]
+            for m in sorted(general, key=Match.sort_key, reverse=True):
+                at = bisect.bisect_left(keys, m.row["logical_id"])
+                merged.insert(at, m)
+                keys.insert(at, m.row["logical_id"])
+        lane = _Lane(specific + merged, base.bounds, base.min_bound)
         if len(lanes) >= MAX_LANE_SCOPES:
             lanes.pop(next(iter(lanes)))
         lanes[key] = lane
