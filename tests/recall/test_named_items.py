@@ -150,6 +150,10 @@ def test_stores_without_phrase_rows_are_backfilled_by_the_worker_and_search(repo
         with write_txn(conn):  # what a store written before the phrase index holds
             conn.execute("DELETE FROM recall_terms WHERE term >= ? AND term < ' '", (PHRASE_KEY,))
         assert phrase_index.missing(conn)
+        probe = consolidation.Candidate("probe", None, {"kind": "project_decision", "subject": "cache",
+                                                        "applies_to_paths": [], "aliases": [], "keywords": []}, [])
+        # before the backfill, the related-items query falls back to the plain term rows
+        assert [r["logical_id"] for r in consolidation.related_items(conn, [probe])] == [item.logical_id]
     finally:
         mgr.close()
     mgr = MemoryManager.open(repo, settings)
