@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.errors import (
@@ -51,20 +52,17 @@ from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.paths import StorePaths, write_private_text
 from autopatch_tui.core.pipeline.closing import stop_closing
-from autopatch_tui.core.pipeline.flush import (
-    ExitFlushResult,
-    WatermarkFlush,
-    exit_flush,
-)
 from autopatch_tui.core.pipeline.model_io import MemoryModel
-from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
 from autopatch_tui.core.pipeline.turn_keeper import TurnKeepers
-from autopatch_tui.core.pipeline.worker import BackgroundWorker
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.info import StoreUnreadable
 from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
-from autopatch_tui.core.stores.service import StoreService
+
+if TYPE_CHECKING:  # the pipeline is imported when first used: `memory status`/`list` never need it
+    from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush
+    from autopatch_tui.core.pipeline.runner import PipelineRunner
+    from autopatch_tui.core.pipeline.worker import BackgroundWorker
 
 log = logging.getLogger(__name__)
 # degraded stores whose file must not be handed to SQLite even for an export
@@ -115,12 +113,8 @@ class MemoryManager:
         self.memory_model, self.model_problem = build_memory_model(settings, self.client)
         identity = identity_for(repo)
         self.store = self._open_store(identity, register)
-        self.runner = PipelineRunner(
-            self.store, self.memory_model, owner=self.owner, clock=self.clock, events=self.events,
-            timing=Timing(settings.lease_seconds, settings.heartbeat_seconds, settings.extraction_max_wait_seconds),
-            on_damage=self._on_damage,
-        )
-        self.worker = BackgroundWorker(self.runner)
+        self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
+        self._worker: BackgroundWorker | None = None
         self.turn_keepers = TurnKeepers(self._renew_turn, settings.heartbeat_seconds,
                                         lambda: self.store.release_thread_connection())
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
@@ -153,6 +147,8 @@ class MemoryManager:
                         # a store file copied here from elsewhere: the service gives it a name of its own
                         registry.close()
                         registry = None
+                        from autopatch_tui.core.stores.service import StoreService  # rare: lazy
+
                         StoreService(self.settings, clock=self.clock).register_db(self.paths.db)
                     else:
                         registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
@@ -223,12 +219,14 @@ class MemoryManager:
 
     def complete_turn(self, handle: turn_ops.TurnHandle, assistant_text: str) -> None:
         turn_ops.complete_turn(self.store.conn(), handle.turn_id, assistant_text, now=self.clock.now())
-        self.worker.wake()
+        if self._worker is not None:  # a worker that was never built has nothing to wake
+            self._worker.wake()
         self.events.emit(MemoryChanged("turn"))
 
     def fail_turn(self, handle: turn_ops.TurnHandle, assistant_text: str | None = None) -> None:
         turn_ops.fail_turn(self.store.conn(), handle.turn_id, now=self.clock.now(), assistant_text=assistant_text)
-        self.worker.wake()
+        if self._worker is not None:  # a worker that was never built has nothing to wake
+            self._worker.wake()
         self.events.emit(MemoryChanged("turn"))
 
     @contextmanager
@@ -275,6 +273,8 @@ class MemoryManager:
     def flush_thread(self, thread_id: str, *, timeout: float) -> FlushResult:
         """The watermark flush: process the thread's captured jobs and derived consolidation for at
         most `timeout` seconds; what is left keeps going in the background until done or close()."""
+        from autopatch_tui.core.pipeline.flush import WatermarkFlush
+
         wf = WatermarkFlush(self.runner, thread_id, deadline=self.clock.monotonic() + timeout)
         wf.capture()
         if not wf.captured or not self.runner.enabled:
@@ -309,6 +309,8 @@ class MemoryManager:
 
     def process_pending(self) -> ExitFlushResult:
         """The exit flush: every open job gets one processing chance now."""
+        from autopatch_tui.core.pipeline.flush import exit_flush
+
         result = exit_flush(self.runner)
         if result.retry_wait:
             self.events.emit(Notice("warning", f"{result.retry_wait} Memory job(s) will be retried at the next start"))
@@ -394,6 +396,30 @@ class MemoryManager:
             raise self.store.degraded_error()
         conn = self.store.read_conn() if self.store.readable else None
         return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn, to=to)
+
+    @property
+    def runner(self) -> PipelineRunner:
+        """The pipeline runner, built (and its modules imported) on first use."""
+        if self._runner is None:
+            from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
+
+            s = self.settings
+            self._runner = PipelineRunner(
+                self.store, self.memory_model, owner=self.owner, clock=self.clock, events=self.events,
+                timing=Timing(s.lease_seconds, s.heartbeat_seconds, s.extraction_max_wait_seconds),
+                on_damage=self._on_damage,
+            )
+            if self._closed:  # built after close: it must never write
+                self._runner.stop()
+        return self._runner
+
+    @property
+    def worker(self) -> BackgroundWorker:
+        if self._worker is None:
+            from autopatch_tui.core.pipeline.worker import BackgroundWorker
+
+            self._worker = BackgroundWorker(self.runner)
+        return self._worker
 
     def close(self, *, join_timeout: float = 5.0) -> None:
         """Stop every pipeline step, background flush and turn keeper; hand back the jobs this owner

@@ -27,6 +27,7 @@ from autopatch_tui.core.memory.items import ItemFields
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.recall import matching as _matching
 from autopatch_tui.core.recall import memory_map as _memory_map
+from autopatch_tui.core.recall import phrase_index as _phrase_index
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 from autopatch_tui.core.recall.session import MAX_RESULTS
 from autopatch_tui.core.recall.terms import content_terms, is_check_id, phrase_terms
@@ -157,31 +158,41 @@ def _compute_item_terms(row: sqlite3.Row) -> tuple[list[tuple[str, list[str]]], 
 
 
 def naive_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPolicy,
-                  paths: tuple[str, ...]) -> list[_matching.Match]:
+                  paths: tuple[str, ...], keys: Iterable[str] = ()) -> list[_matching.Match]:
     """Every active item, matched in Python. A query term found in more than COMMON_TERM_ITEMS
     items is common. A phrase (subject, alias, keyword, check ID) matches when all its terms are
-    query terms and at least one of them is not common; the content when at least two distinct
-    non-common query terms are among its terms."""
+    query terms and at least one of them is not common, or when its phrase key is among the query's
+    `keys` and at most PHRASE_KEY_ITEMS stored phrases have that key; the content when at least two
+    distinct non-common query terms are among its terms."""
     wanted = set(terms)
+    keys = set(keys)
     out: list[_matching.Match] = []
-    if not wanted:
+    if not wanted and not keys:
         return out
     items = []
     df: dict[str, int] = {}
+    key_count: dict[str, int] = {}
     for row in conn.execute("SELECT * FROM memory_items WHERE status = 'active'"):
         phrases, body = _item_terms(row)
         for t in wanted & ({t for _, ts in phrases for t in ts} | set(body)):
             df[t] = df.get(t, 0) + 1
+        if keys:
+            for _, ts in phrases:
+                k = _phrase_index.phrase_key(ts)
+                if ts and k in keys:
+                    key_count[k] = key_count.get(k, 0) + 1
         items.append((row, phrases, body))
     rare = {t for t in wanted if df.get(t, 0) <= _matching.COMMON_TERM_ITEMS}
+    named = {k for k, n in key_count.items() if n <= _phrase_index.PHRASE_KEY_ITEMS}
     for row, phrases, body in items:
         if not _visible(row, policy):
             continue
-        best = count = 0
+        best = count = span = 0
         for field_name, t in phrases:
-            if t and set(t) <= wanted and set(t) & rare:
+            if t and ((set(t) <= wanted and set(t) & rare) or _phrase_index.phrase_key(t) in named):
                 best = max(best, _matching.FIELD_RANK[field_name])
                 count += 1
+                span = max(span, len(t))
         hits = len(set(body) & rare)
         if hits >= 2:
             best = max(best, _matching.FIELD_RANK["content"])
@@ -191,7 +202,7 @@ def naive_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPoli
         spec = _matching.applicability(row, paths)
         if spec is None or (spec < 0 and policy.require_path_applicability):
             continue
-        out.append(_matching.Match(row, best, count, spec))
+        out.append(_matching.Match(row, best, count, spec, span))
     out.sort(key=_matching.Match.sort_key)
     return out
 
@@ -214,20 +225,24 @@ def naive_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy
     """`build_map` over the naive lanes (same lane shares and greedy fill)."""
     from unittest import mock
 
-    with mock.patch.object(_memory_map, "standing_items", lambda c, p, pa: naive_standing(conn, p, pa)), \
-            mock.patch.object(_memory_map, "lexical_matches", lambda c, t, p, pa: naive_matches(conn, t, p, pa)):
+    def lane(c: object, p: RecallPolicy, pa: tuple[str, ...]) -> object:
+        return _memory_map._Lane(naive_standing(conn, p, pa))
+
+    with mock.patch.object(_memory_map, "_standing_lane", lane), \
+            mock.patch.object(_memory_map, "lexical_matches",
+                              lambda c, t, p, pa, k=(): naive_matches(conn, t, p, pa, k)):
         return _memory_map.build_map(conn, query, policy, budget_tokens=budget_tokens)
 
 
 def naive_search(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, text: str) -> list[dict[str, str]]:
-    matches = naive_matches(conn, query.merged_terms(text), policy, query.paths)
+    matches = naive_matches(conn, query.merged_terms(text), policy, query.paths, query.merged_phrase_keys(text))
     return [{"id": m.row["logical_id"], "kind": m.row["kind"], "subject": m.row["subject"],
              "statement": m.row["statement"], "match_type": m.match_type} for m in matches[:MAX_RESULTS]]
 
 
 def match_keys(matches: list[_matching.Match]) -> list[tuple[object, ...]]:
     """Comparable form of a ranked match list."""
-    return [(m.row["logical_id"], m.best_field, m.phrases, m.specificity) for m in matches]
+    return [(m.row["logical_id"], m.best_field, m.phrases, m.specificity, m.span) for m in matches]
 
 
 def map_keys(mm: _memory_map.MemoryMap) -> tuple[object, ...]:
@@ -364,12 +379,15 @@ class SyntheticCorpus:
         return thread_ids
 
     def insert_items(self, conn: sqlite3.Connection, n: int, *, seed: int, thread_ids: list[str],
-                     now: float = 1_800_000_000.0, always_items: int = 250) -> None:
+                     now: float = 1_800_000_000.0, always_items: int = 250,
+                     always_rate: float | None = None) -> None:
         """Inside a write txn: `n` items through `insert_revision`; about 0.5 % `always` items, at
         most about `always_items` of them (each one is injected into every prompt: real stores keep
-        few), about 30 % path-scoped, 10 % discussions spread over `thread_ids`."""
+        few) unless `always_rate` (a share of the non-discussion items, uncapped) is given, about 30 %
+        path-scoped, 10 % discussions spread over `thread_ids`."""
         rng = random.Random(seed)
-        always_rate = min(0.005, always_items / max(n, 1))
+        if always_rate is None:
+            always_rate = min(0.005, always_items / max(n, 1))
         made = 0
         while made < n:
             spec = self.item(rng, thread_ids, always_rate)

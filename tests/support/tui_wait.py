@@ -56,8 +56,11 @@ async def click(pilot: Pilot, target: Widget | str, timeout: float = 30.0) -> No
         seen[:] = [f"{hit!r} drawn at {region.offset}"]
         return widget in hit.ancestors_with_self
 
-    try:
-        await poll(pilot, drawn, timeout)
-    except AssertionError:
-        raise AssertionError(f"{widget!r} never became clickable: {seen[0] if seen else '?'}") from None
-    assert await pilot.click(widget), f"the click missed {widget!r}"
+    for _attempt in range(3):  # a re-layout between the check and the click (a refresh under load) moves it
+        try:
+            await poll(pilot, drawn, timeout)
+        except AssertionError:
+            raise AssertionError(f"{widget!r} never became clickable: {seen[0] if seen else '?'}") from None
+        if await pilot.click(widget):
+            return
+    raise AssertionError(f"the click missed {widget!r}")

@@ -17,10 +17,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import openai
 
-try:  # the HTTP layer under the SDK (httpx2 in current releases, httpx in older ones)
-    import httpx2 as _http
-except ImportError:  # pragma: no cover - depends on the installed SDK generation
-    import httpx as _http  # type: ignore[no-redef]
+
+def _http_layer():  # type: ignore[no-untyped-def]
+    """The HTTP layer under the SDK (httpx2 in current releases, httpx in older ones), imported only
+    when an error is classified: it is slow to import and commands without a model never need it."""
+    try:
+        import httpx2 as http
+    except ImportError:  # pragma: no cover - depends on the installed SDK generation
+        import httpx as http  # type: ignore[no-redef]
+    return http
 
 from autopatch_tui.core.errors import AutopatchError
 
@@ -202,6 +207,7 @@ def classify_openai_error(exc: BaseException) -> ProviderError:
         category = "context_overflow" if _is_context_overflow(exc) else "transient_provider"
         return ProviderError(category, exc_type=name)
     # The HTTP layer, should anything slip past the SDK's own wrapping.
+    _http = _http_layer()
     if isinstance(exc, _http.TimeoutException):
         return ProviderError("timeout", exc_type=name)
     if isinstance(exc, _http.TransportError):

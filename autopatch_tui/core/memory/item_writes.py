@@ -12,6 +12,7 @@ from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory.items import ItemFields
 from autopatch_tui.core.recall.paths import normalize_path
+from autopatch_tui.core.recall.phrase_index import phrase_rows
 from autopatch_tui.core.recall.terms import content_terms, is_check_id, normalize_phrase, phrase_terms
 
 MAX_RECALL_PHRASES = 16
@@ -53,6 +54,7 @@ def index_terms(conn: sqlite3.Connection, row_id: int, f: ItemFields) -> None:
     def add_phrase(field: str, phrase_no: int, phrase: str) -> None:
         terms = phrase_terms(phrase)
         rows.extend((t, row_id, field, phrase_no, len(terms)) for t in terms)
+        rows.extend(phrase_rows(row_id, field, phrase_no, terms))  # the phrase index (phrase_index.py)
 
     add_phrase("subject", 0, f.subject)
     for n, alias in enumerate(f.aliases):

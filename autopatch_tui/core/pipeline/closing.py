@@ -56,17 +56,21 @@ def _join(threads: list[threading.Thread], runner: Any, join_timeout: float) -> 
 
 
 def stop_closing(mgr: Any, join_timeout: float) -> None:
-    runner = mgr.runner
-    runner.stop()
+    runner, worker = mgr._runner, mgr._worker  # None when never used: nothing to stop (and no import)
+    if runner is not None:
+        runner.summary_schedule.flush()  # a coalesced summary refresh still due is written now
+        runner.stop()
     for wf, _ in mgr._flushes:
         wf.stop.set()
-    mgr.worker.stop(0)
+    if worker is not None:
+        worker.stop(0)
     mgr.turn_keepers.close(join_timeout)
     threads = [t for _, t in mgr._flushes]
-    if mgr.worker.thread is not None:
-        threads.append(mgr.worker.thread)
+    if worker is not None and worker.thread is not None:
+        threads.append(worker.thread)
     _release(mgr)
-    _join(threads, runner, join_timeout)
+    if runner is not None:
+        _join(threads, runner, join_timeout)
     if mgr.client is not None:
         mgr.client.close()  # an abandoned call ends now, quietly (see PipelineRunner._guarded_call)
     mgr.store.close()

@@ -33,6 +33,8 @@ from autopatch_tui.core.pipeline.contracts import (
     OperationOut,
 )
 from autopatch_tui.core.pipeline.semantic_gate import check_operation
+from autopatch_tui.core.recall import phrase_index
+from autopatch_tui.core.recall.phrase_index import PHRASE_TERM
 from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_RELATED_ITEMS = 24
@@ -130,22 +132,26 @@ def split_off(conn: sqlite3.Connection, lease: jobs.Lease, cands: list[Candidate
     return new
 
 
-_PHRASE_FIELDS = "('subject', 'alias', 'keyword', 'check_id')"
-
-
 def _shared_term_items(conn: sqlite3.Connection, terms: list[str], limit: int) -> list[int]:
     """Items sharing phrase terms with the candidates, most shared first, newest first. Each term
     reads at most MAX_ROWS_PER_TERM index rows (its newest items); the counting, ordering and limit
     run inside SQLite in one statement (one per number of terms, so the statement cache keeps it)."""
     if not terms:
         return []
-    arm = (f"SELECT * FROM (SELECT item_row_id AS item FROM recall_terms WHERE term = ? AND field IN {_PHRASE_FIELDS}"
+    # the phrase postings of a term (`phrase_index.PHRASE_TERM` rows): one range read that never
+    # touches the term's content postings (a common word has thousands of those)
+    prefix = PHRASE_TERM
+    arm = ("SELECT * FROM (SELECT item_row_id AS item FROM recall_terms WHERE term = ?"
            " ORDER BY item_row_id DESC LIMIT ?)")
+    if phrase_index.missing(conn):  # a store not yet backfilled (the worker does it): the plain rows
+        prefix = ""
+        arm = ("SELECT * FROM (SELECT item_row_id AS item FROM recall_terms WHERE term = ? AND field IN"
+               " ('subject', 'alias', 'keyword', 'check_id') ORDER BY item_row_id DESC LIMIT ?)")
     sql = ("SELECT item FROM (" + " UNION ALL ".join([arm] * len(terms)) + ")"
            " GROUP BY item ORDER BY count(*) DESC, item DESC LIMIT ?")
     args: list[object] = []
     for term in terms:
-        args += [term, MAX_ROWS_PER_TERM]
+        args += [prefix + term, MAX_ROWS_PER_TERM]
     return [row[0] for row in conn.execute(sql, [*args, limit])]
 
 

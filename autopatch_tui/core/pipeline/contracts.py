@@ -21,7 +21,7 @@ RecallMode = Literal["always", "on_match"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class SourceOut(_Strict):

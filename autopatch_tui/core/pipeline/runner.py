@@ -36,6 +36,7 @@ from autopatch_tui.core.memory.turns import heartbeat_open_turns
 from autopatch_tui.core.pipeline import consolidation, extraction, summary
 from autopatch_tui.core.pipeline.contracts import ConsolidationOut, validate_reply
 from autopatch_tui.core.pipeline.heartbeat import Heartbeat
+from autopatch_tui.core.pipeline.summary_schedule import SummarySchedule
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.prompts import (
     CONSOLIDATION_SYSTEM,
@@ -95,6 +96,7 @@ class PipelineRunner:
         self._calls = 0
         self._calls_lock = threading.Lock()
         self.calls_in_flight = 0  # provider calls running now (close() abandons them instead of waiting)
+        self.summary_schedule = SummarySchedule(self.refresh_summary)  # coalesced, off the commit path
 
     def stop(self) -> None:
         """After this returns the runner writes nothing: every pipeline write passes `_gate`."""
@@ -394,7 +396,7 @@ class PipelineRunner:
                 rule, phase = exc.rule, "commit"
                 continue
             if changed:
-                self.refresh_summary()
+                self.summary_schedule.mark()  # rendered later by the worker (coalesced) or at exit/close
                 self.events.emit(MemoryChanged("consolidation"))
             return StepOutcome(lease.kind, lease.job_ids, "succeeded" if changed else "succeeded_no_output")
         return self._fail(lease, jobs.Failure("contract_violation", phase, "repair", rule), suppress=True)

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 
 from autopatch_tui.core.errors import MemoryStoreError
 from autopatch_tui.core.pipeline.runner import PipelineRunner
+from autopatch_tui.core.recall import phrase_index
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,15 @@ class BackgroundWorker:
     def wake(self) -> None:
         self._wake.set()
 
+    def _backfill_phrase_index(self) -> None:
+        """A store written before the phrase index gets its derived rows here, once, off the
+        start-up path (one cheap check when nothing is missing)."""
+        try:
+            if self.runner.store.healthy and not self._stop.is_set():
+                phrase_index.ensure(self.runner.store.conn())
+        except (MemoryStoreError, sqlite3.Error) as exc:
+            log.warning("phrase index not backfilled: %s", type(exc).__name__)
+
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
         self._wake.set()
@@ -45,6 +56,7 @@ class BackgroundWorker:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        self._backfill_phrase_index()
         while not self._stop.is_set():
             outcome = None
             try:
@@ -57,7 +69,13 @@ class BackgroundWorker:
                     log.warning("memory worker step ended at close: %s", type(exc).__name__)
                     return
                 log.exception("memory worker step failed")
+            wait = None
+            if not self._stop.is_set():
+                try:  # the coalesced review-summary refresh, between steps, never inside one
+                    wait = self.runner.summary_schedule.run_if_due()
+                except Exception:
+                    log.exception("memory summary refresh failed")
             if outcome is not None and not self._stop.is_set():
                 continue
-            self._wake.wait(self.poll_seconds)
+            self._wake.wait(self.poll_seconds if wait is None else min(self.poll_seconds, wait))
             self._wake.clear()

@@ -27,6 +27,8 @@ from autopatch_tui.core import constants as C
 from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy
 from autopatch_tui.core.recall.paths import normalize_path, path_covers, path_specificity
+from autopatch_tui.core.recall import phrase_index
+from autopatch_tui.core.recall.phrase_index import PHRASE_FIELDS
 
 FIELD_RANK = {"check_id": 5, "subject": 4, "alias": 3, "keyword": 2, "content": 1}
 MATCH_TYPES = {5: "check_id", 4: "subject", 3: "alias", 2: "keyword", 1: "content"}
@@ -43,13 +45,14 @@ class Match:
     best_field: int  # FIELD_RANK of the strongest matching field
     phrases: int  # matched phrases (content counts its matched terms)
     specificity: int  # path specificity; -1 when the item is scoped to paths outside the request
+    span: int = 0  # terms of the longest matched phrase (0: content only, or the standing lane)
 
     @property
     def match_type(self) -> str:
         return MATCH_TYPES[self.best_field] if self.best_field else "standing"
 
     def sort_key(self) -> tuple:
-        return (-self.specificity, -self.best_field, -self.phrases, self.row["logical_id"])
+        return (-self.specificity, -self.span, -self.best_field, -self.phrases, self.row["logical_id"])
 
 
 def policy_filter_sql(policy: RecallPolicy) -> tuple[str, list[object]]:
@@ -117,6 +120,7 @@ class _Specificity:
 
 _FIELD_RANK_SQL = "CASE field " + " ".join(f"WHEN '{f}' THEN {r}" for f, r in FIELD_RANK.items()) + " ELSE 0 END"
 _FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in FIELD_RANK) + ")"
+_PHRASE_FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in PHRASE_FIELDS) + ")"
 
 # The gate in one statement of constant text (SQLite's statement cache keeps it prepared), given
 # the query's rare and common terms (JSON arrays):
@@ -130,6 +134,7 @@ _FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in FIELD_RANK) + ")"
 _LEXICAL_SQL = f"""
 WITH rare(term) AS (SELECT value FROM json_each(:rare)),
 common(term) AS MATERIALIZED (SELECT value FROM json_each(:common)),
+keys(term) AS (SELECT value FROM json_each(:keys)),
 g AS MATERIALIZED (
   SELECT rt.item_row_id AS item, rt.field AS field, rt.phrase AS phrase, rt.need AS need, count(*) AS hit
   FROM rare CROSS JOIN recall_terms rt ON rt.term = rare.term
@@ -137,14 +142,23 @@ g AS MATERIALIZED (
   GROUP BY rt.item_row_id, rt.field, rt.phrase
   HAVING (rt.field = 'content' AND count(*) >= 2) OR (rt.field <> 'content' AND count(*) + :ncommon >= rt.need)),
 h AS MATERIALIZED (
-  SELECT item, field, need, CASE WHEN field = 'content' OR hit >= need THEN hit ELSE hit + (
+  SELECT item, field, phrase, need, CASE WHEN field = 'content' OR hit >= need THEN hit ELSE hit + (
       SELECT count(*) FROM common c CROSS JOIN recall_terms x
       ON x.term = c.term AND x.item_row_id = g.item AND x.field = g.field AND x.phrase = g.phrase) END AS total
   FROM g),
+named AS MATERIALIZED (
+  SELECT keys.term AS term FROM keys
+  WHERE (SELECT count(*) FROM (SELECT 1 FROM recall_terms k WHERE k.term = keys.term LIMIT :keycap + 1)) <= :keycap),
+matched(item, field, phrase, total, need) AS (
+  SELECT item, field, phrase, total, need FROM h WHERE field = 'content' OR total >= need
+  UNION
+  SELECT k.item_row_id, k.field, k.phrase, k.need, k.need FROM named CROSS JOIN recall_terms k ON k.term = named.term
+  WHERE k.field IN {_PHRASE_FIELDS_SQL}),
 agg AS MATERIALIZED (
-  SELECT item, max({_FIELD_RANK_SQL}) AS best, sum(CASE WHEN field = 'content' THEN total ELSE 1 END) AS hits
-  FROM h WHERE field = 'content' OR total >= need GROUP BY item)
-SELECT agg.best AS best, agg.hits AS hits, {", ".join(f"m.{c} AS {c}" for c in ROW_COLUMNS)}
+  SELECT item, max({_FIELD_RANK_SQL}) AS best, sum(CASE WHEN field = 'content' THEN total ELSE 1 END) AS hits,
+    max(CASE WHEN field = 'content' THEN 0 ELSE need END) AS span
+  FROM matched GROUP BY item)
+SELECT agg.best AS best, agg.hits AS hits, agg.span AS span, {", ".join(f"m.{c} AS {c}" for c in ROW_COLUMNS)}
 FROM agg CROSS JOIN memory_items AS m NOT INDEXED ON m.row_id = agg.item
 WHERE m.status = 'active' AND """
 
@@ -179,24 +193,27 @@ def common_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
 
 
 def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPolicy,
-                    paths: tuple[str, ...]) -> list[Match]:
-    """Every active item the policy allows that passes the lexical gate, ranked."""
+                    paths: tuple[str, ...], keys: list[str] | tuple[str, ...] = ()) -> list[Match]:
+    """Every active item the policy allows that passes the lexical gate, ranked. `keys` are the
+    query's phrase keys (`phrase_index.query_phrase_keys`): a stored phrase whose key is among them
+    matches however common its terms are (unless more than `PHRASE_KEY_ITEMS` phrases share it)."""
     terms = list(dict.fromkeys(terms))
     common = common_terms(conn, terms)
     rare = [t for t in terms if t not in common]
-    if not rare:  # only common terms: nothing can be found
+    if not rare and not keys:  # only common terms and no phrase: nothing can be found
         return []
     clause, params = _policy_sql(policy)
     rows = conn.execute(_LEXICAL_SQL + clause, {
         "rare": json.dumps(rare), "common": json.dumps([t for t in terms if t in common]),
-        "ncommon": len(common), **params}).fetchall()
+        "ncommon": len(common), "keys": json.dumps(list(keys), ensure_ascii=False),
+        "keycap": phrase_index.PHRASE_KEY_ITEMS, **params}).fetchall()
     spec_of = _Specificity(paths)
     out: list[Match] = []
     for r in rows:
         spec = spec_of(r["applies_to_paths"])
         if spec < 0 and policy.require_path_applicability:
             continue
-        out.append(Match(r, r["best"], r["hits"], spec))
+        out.append(Match(r, r["best"], r["hits"], spec, r["span"]))
     out.sort(key=Match.sort_key)
     return out
 
@@ -211,6 +228,19 @@ def standing_items(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
     if hit is None:
         hit = cache[key] = _standing(conn, clause, args, paths)
     return list(hit)
+
+
+def standing_rows(conn: sqlite3.Connection, kinds: tuple[str, ...], thread: str | None = None) -> list[sqlite3.Row]:
+    """Every active `always` row of the project `kinds` (any scope), or, with `thread`, the active
+    `always` discussions of that thread."""
+    if thread is not None:
+        return conn.execute(f"{_SELECT} WHERE m.status = 'active' AND m.recall_mode = 'always'"
+                            " AND m.kind = 'discussion_context' AND m.thread_id = ?", (thread,)).fetchall()
+    kinds = tuple(k for k in kinds if k in _KNOWN_KINDS and k != "discussion_context")
+    if not kinds:
+        return []
+    return conn.execute(f"{_SELECT} WHERE m.status = 'active' AND m.recall_mode = 'always'"
+                        f" AND m.kind IN ({','.join('?' * len(kinds))})", kinds).fetchall()
 
 
 def _standing(conn: sqlite3.Connection, clause: str, args: list[object], paths: tuple[str, ...]) -> list[Match]:

@@ -9,11 +9,13 @@ and stays reachable through `memory_search`. No hit → no padding."""
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
 from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
-from autopatch_tui.core.recall.matching import Match, lexical_matches, standing_items
+from autopatch_tui.core.recall.matching import Match, _Specificity, lexical_matches, standing_rows
+from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 
 MAX_STATEMENT_CHARS = 240
@@ -67,20 +69,29 @@ class _Lane:
     the rendered line) is computed only for an item whose cheap lower bound fits: every character
     weighs at least a quarter token, so ceil(len(line) / 4) + 1 never exceeds the exact cost."""
 
-    def __init__(self, matches: list[Match]) -> None:
+    def __init__(self, matches: list[Match], bounds: dict[int, int] | None = None,
+                 min_bound: int | None = None) -> None:
         self.matches = matches
-        self.bounds = [_lower_bound(m) for m in matches]
-        self.exact: list[int | None] = [None] * len(matches)
+        # lower bounds by row ID (a standing lane shares its base's); once the room left is below the
+        # cheapest one, nothing more can fit and the fill stops
+        self.bounds = bounds if bounds is not None else {m.row["row_id"]: _lower_bound(m) for m in matches}
+        self.min_bound = (min((self.bounds[m.row["row_id"]] for m in matches), default=0)
+                          if min_bound is None else min_bound)  # any lower value stays correct
+        self.exact: dict[int, int] = {}
 
     def fill(self, budget: int) -> tuple[list[Match], int]:
         kept: list[Match] = []
         used = 0
-        for i, m in enumerate(self.matches):
-            if used + self.bounds[i] > budget:
+        bounds, exact = self.bounds, self.exact
+        for m in self.matches:
+            if budget - used < self.min_bound:
+                break
+            row_id = m.row["row_id"]
+            if used + bounds[row_id] > budget:
                 continue
-            cost = self.exact[i]
+            cost = exact.get(row_id)
             if cost is None:
-                cost = self.exact[i] = estimate_tokens(item_line(m)) + 1
+                cost = exact[row_id] = estimate_tokens(item_line(m)) + 1
             if used + cost > budget:
                 continue
             kept.append(m)
@@ -92,19 +103,111 @@ _LINE_FIXED_CHARS = len("- [] (): — ") + 2  # the separators of item_line
 
 
 def _lower_bound(m: Match) -> int:
-    r = m.row
+    return _lower_bound_row(m.row)
+
+
+def _lower_bound_row(r: sqlite3.Row) -> int:
     chars = (_LINE_FIXED_CHARS + len(r["logical_id"]) + len(r["kind"]) + len(r["strength"]) + len(r["subject"])
              + min(len(r["statement"]), MAX_STATEMENT_CHARS))
     return (chars + 3) // 4 + 1
 
 
+MAX_LANE_SCOPES = 64  # standing lanes kept per Memory version (one per policy and scope)
+
+
+@dataclass
+class _StandingBase:
+    """A policy's `always` items, read once per Memory version: the project-wide ones already ranked
+    (for every scope they rank by logical ID, after the path-specific ones), the path-scoped rows
+    (only their applicability depends on the scope), and each item's line-cost bound."""
+
+    project_wide: list[Match]
+    scoped: list[sqlite3.Row]
+    bounds: dict[int, int]
+
+    @property
+    def min_bound(self) -> int:
+        return min(self.bounds.values(), default=0)
+
+
+def _base_of(rows: list[sqlite3.Row]) -> _StandingBase:
+    project_wide, scoped, bounds = [], [], {}
+    for r in rows:
+        (scoped if r["applies_to_paths"] != "[]" else project_wide).append(r)
+        bounds[r["row_id"]] = _lower_bound_row(r)
+    wide = [Match(r, 0, 0, 0) for r in project_wide]
+    wide.sort(key=Match.sort_key)
+    return _StandingBase(wide, scoped, bounds)
+
+
+def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingBase:
+    """The project items' base is shared by every policy with the same project kinds (ordinary and
+    repair requests, every thread); a thread's `always` discussions are a small base of their own."""
+    cache = memo(conn).setdefault("standing_base", {})
+    kinds = tuple(k for k in policy.kinds if k != "discussion_context")
+    shared = cache.get(kinds)
+    if shared is None:
+        shared = cache[kinds] = _base_of(standing_rows(conn, kinds))
+    thread = policy.discussion_thread
+    if thread is None:
+        return shared
+    mine = cache.get(("thread", thread))
+    if mine is None:
+        mine = cache[("thread", thread)] = _base_of(standing_rows(conn, (), thread))
+    if not mine.bounds:
+        return shared
+    combined = cache.get((kinds, thread))
+    if combined is None:
+        combined = cache[(kinds, thread)] = _StandingBase(
+            sorted(shared.project_wide + mine.project_wide, key=Match.sort_key), shared.scoped + mine.scoped,
+            {**shared.bounds, **mine.bounds})
+    return combined
+
+
+def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> _Lane:
+    """The standing lane of one policy and scope (memoized per Memory version, `memo`): the
+    path-scoped `always` items that cover the scope, ranked, then the spec-0 ones merged by logical
+    ID with the pre-ranked project-wide ones. A new scope costs one pass over the path-scoped
+    `always` items (applicability is cached per applies-to list), never a query; a request then walks
+    the lane only until its budget is spent (`_Lane.fill` stops when nothing later can fit)."""
+    lanes = memo(conn).setdefault("standing_lane", {})
+    key = (policy, paths)
+    lane = lanes.get(key)
+    if lane is None:
+        base = _standing_base(conn, policy)
+        spec_of = _Specificity(paths)
+        specific: list[Match] = []
+        general: list[Match] = []
+        for r in base.scoped:
+            spec = spec_of(r["applies_to_paths"])
+            if spec > 0:
+                specific.append(Match(r, 0, 0, spec))
+            elif spec == 0:
+                general.append(Match(r, 0, 0, 0))
+        specific.sort(key=Match.sort_key)
+        merged = base.project_wide
+        if general:  # a few spec-0 path-scoped items (globs, "*"): inserted into the ranked base
+            merged = list(merged)
+            keys = [m.row["logical_id"] for m in merged]
+            for m in sorted(general, key=Match.sort_key, reverse=True):
+                at = bisect.bisect_left(keys, m.row["logical_id"])
+                merged.insert(at, m)
+                keys.insert(at, m.row["logical_id"])
+        lane = _Lane(specific + merged, base.bounds, base.min_bound)
+        if len(lanes) >= MAX_LANE_SCOPES:
+            lanes.pop(next(iter(lanes)))
+        lanes[key] = lane
+    return lane
+
+
 def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int) -> MemoryMap:
     paths = query.paths
-    standing = standing_items(conn, policy, paths)
-    standing_ids = {m.row["row_id"] for m in standing}
-    relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths)
-                if m.row["row_id"] not in standing_ids and m.row["recall_mode"] == "on_match"]
-    s_lane, r_lane = _Lane(standing), _Lane(relevant)
+    s_lane = _standing_lane(conn, policy, paths)
+    standing = s_lane.matches
+    relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths,
+                                                  query.base_phrase_keys())
+                if m.row["recall_mode"] == "on_match"]  # standing items are `always`: never here
+    r_lane = _Lane(relevant)
     share = int(budget_tokens * STANDING_SHARE)
     # each lane first within its share; then what one lane left unused goes to the other
     s_kept, s_used = s_lane.fill(share)

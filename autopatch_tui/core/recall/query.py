@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.errors import UsageError
+from autopatch_tui.core.recall.phrase_index import query_phrase_keys
 from autopatch_tui.core.recall.terms import MAX_QUERY_TERMS, path_terms, query_terms
 
 
@@ -37,6 +38,17 @@ class RecallQuery:
                 if t not in terms:
                     terms.append(t)
         return terms
+
+    def _texts(self) -> list[str]:
+        return [t for t in (self.check_id, self.finding_message, self.user_text) if t]
+
+    def base_phrase_keys(self) -> list[str]:
+        """The automatic Map's phrase keys (`phrase_index`), in the priority of `base_terms`."""
+        return query_phrase_keys(self._texts(), self.paths)
+
+    def merged_phrase_keys(self, explicit: str) -> list[str]:
+        """An explicit `memory_search` query's phrase keys first, then the base ones."""
+        return query_phrase_keys([explicit, *self._texts()], self.paths)
 
     def merged_terms(self, explicit: str) -> list[str]:
         """An explicit `memory_search` query's terms first, then the base terms, within the cap."""

@@ -81,7 +81,8 @@ class RecallSession:
             return self.searches[key]
         if len(self.searches) >= MAX_SEARCHES:
             raise RecallLimitError(f"at most {MAX_SEARCHES} different memory_search queries per request")
-        matches = lexical_matches(self._conn(), self.query.merged_terms(text), self.policy, self.query.paths)
+        matches = lexical_matches(self._conn(), self.query.merged_terms(text), self.policy, self.query.paths,
+                                  self.query.merged_phrase_keys(text))
         results = [{"id": m.row["logical_id"], "kind": m.row["kind"], "subject": m.row["subject"],
                     "statement": m.row["statement"], "match_type": m.match_type} for m in matches[:MAX_RESULTS]]
         self._spend(results)

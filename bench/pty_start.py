@@ -1,0 +1,121 @@
+"""Start-up of the real app in a pseudo-terminal, from process start (used by bench/startup.py).
+
+Each run spawns a fresh `python -m autopatch_tui` on a pty of a fixed size, reads its output, and
+records (ANSI escape sequences stripped from what it drew):
+- first frame: the first time the chat screen's footer ("Quit") is on the terminal;
+- key echo: a key typed right after the first frame, until the terminal shows it;
+then quits the app (ctrl+q, then SIGTERM if it has not exited) and records its CPU time (os.wait4).
+Bytecode caches are used as an installed package uses them (a warm-up run writes them)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import statistics
+import struct
+import sys
+import termios
+import time
+from pathlib import Path
+
+ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78NOMc]")
+MARKER = b"Quit"
+KEY = b"Z"
+
+
+def _read_until(fd: int, buf: bytearray, found, deadline: float) -> float | None:
+    while time.perf_counter() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.005)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            buf += chunk
+            if found(ANSI.sub(b"", bytes(buf))):
+                return time.perf_counter()
+    return None
+
+
+def one_run(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40), timeout: float = 20.0) -> dict[str, float]:
+    t0 = time.perf_counter()
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the app, as a user starts it
+        os.chdir(repo)
+        os.execve(sys.executable, [sys.executable, "-m", "autopatch_tui"], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    out: dict[str, float] = {}
+    buf = bytearray()
+    try:
+        first = _read_until(fd, buf, lambda text: MARKER in text, t0 + timeout)
+        if first is None:
+            raise RuntimeError("the app drew no first frame within the timeout")
+        out["first_frame_ms"] = (first - t0) * 1000
+        seen = len(ANSI.sub(b"", bytes(buf)))
+        t_key = time.perf_counter()
+        os.write(fd, KEY)
+        echoed = _read_until(fd, buf, lambda text: KEY in text[seen:], t_key + timeout)
+        if echoed is not None:
+            out["key_echo_ms"] = (echoed - t_key) * 1000
+            out["key_at_ms"] = (echoed - t0) * 1000
+        os.write(fd, b"\x11")  # ctrl+q
+        deadline = time.perf_counter() + 10
+        status = None
+        while time.perf_counter() < deadline:
+            _read_until(fd, buf, lambda text: False, time.perf_counter() + 0.05)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                break
+        else:
+            os.kill(pid, signal.SIGTERM)
+            _, status, usage = os.wait4(pid, 0)
+        out["cpu_ms"] = (usage.ru_utime + usage.ru_stime) * 1000
+        return out
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def measure(repo: Path, home: Path, runs: int = 5) -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPATCH_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"AUTOPATCH_HOME": str(home), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none",
+                "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    one_run(repo, env)  # warm-up: writes bytecode caches and the store, as a second start finds them
+    results = [one_run(repo, env) for _ in range(runs)]
+    med = {k: statistics.median(r[k] for r in results if k in r) for k in results[0]}
+    med["runs"] = runs
+    return med
+
+
+def command_times(repo: Path, home: Path, argv: list[str], runs: int = 10) -> dict[str, float]:
+    """Whole-process wall and CPU time (os.wait4) of `python -m autopatch_tui ARGV` in `repo`,
+    median and best of `runs` fresh processes after one warm-up (bytecode caches written)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPATCH_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"AUTOPATCH_HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    cmd = [sys.executable, "-m", "autopatch_tui", *argv]
+    subprocess.run(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    walls, cpus = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, _, usage = os.wait4(proc.pid, 0)
+        walls.append((time.perf_counter() - t) * 1000)
+        cpus.append((usage.ru_utime + usage.ru_stime) * 1000)
+        proc.returncode = 0
+    return {"wall_median": statistics.median(walls), "wall_min": min(walls),
+            "cpu_median": statistics.median(cpus), "cpu_min": min(cpus)}

@@ -1,0 +1,35 @@
+"""The standing lane built from shared per-version bases: the project items' base is shared by every
+thread and intent, a thread's `always` discussions stay in that thread's lane only, and the lane
+equals the naive reference for every combination (ordering by logical ID across both bases)."""
+
+from __future__ import annotations
+
+from autopatch_tui.core.recall.memory_map import build_map
+from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from tests.support.recall_seed import active_thread, map_keys, naive_map, seed_item
+
+
+def test_thread_discussions_stay_in_their_thread_and_merge_by_logical_id(manager) -> None:
+    conn = manager.store.conn()
+    a = active_thread(conn)
+    b = "thr-other"
+    conn.execute("INSERT INTO threads (id, status, created_at, archived_at) VALUES (?, 'archived', 1, 1)", (b,))
+    project = [seed_item(conn, subject=f"rule {n}", statement=f"Always follow rule {n}.", recall_mode="always")
+               for n in range(3)]
+    talk_a = seed_item(conn, kind="discussion_context", subject="open question a", statement="Still open.",
+                       recall_mode="always", strength="soft", thread_id=a)
+    talk_b = seed_item(conn, kind="discussion_context", subject="open question b", statement="Still open.",
+                       recall_mode="always", strength="soft", thread_id=b)
+    scoped = seed_item(conn, subject="net rule", statement="Retry twice.", recall_mode="always",
+                       applies_to_paths=["src/net"])
+    for thread, mine, other in ((a, talk_a, talk_b), (b, talk_b, talk_a)):
+        for intent, paths in (("general_chat", ()), ("general_chat", ("src/net/x.py",)), ("code_audit", ("src/net/x.py",))):
+            policy = policy_for(intent, thread)
+            q = RecallQuery(intent, "", paths)
+            got = build_map(conn, q, policy, budget_tokens=4000)
+            assert map_keys(got) == map_keys(naive_map(conn, q, policy, budget_tokens=4000)), (thread, intent, paths)
+            ids = [m.row["logical_id"] for m in got.standing]
+            assert other.logical_id not in ids
+            assert (mine.logical_id in ids) == (intent == "general_chat")
+            assert (scoped.logical_id in ids) == bool(paths) and (not paths or ids[0] == scoped.logical_id)
+            assert {p.logical_id for p in project} <= set(ids)
