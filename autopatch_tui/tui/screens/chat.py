@@ -268,14 +268,19 @@ class ChatScreen(AppScreen):
                          needs_model: bool = True) -> None:
         """Show the user's text, then run one turn (`work`) in a thread worker; its answer streams in
         and is finally replaced by exactly the text the turn saved."""
-        if self.busy:
-            self.notify("A request is still running.", severity="warning")
+        if self.busy:  # a line that raced past the prompt's check: it goes back into the prompt
+            prompt = self.query_one(PromptInput)
+            if not prompt.text:
+                prompt.text = self._line or text
+            self._line = ""
+            self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
             return
+        self.busy = True  # before the first await: a second Enter meanwhile keeps its text
         await self.log_view.add_user(text)
         if needs_model and self.services.manager.client is None:
+            self.busy = False
             await self.log_view.add_note(NO_MODEL_HELP, level="warning")
             return
-        self.busy = True
         self.control = control = TurnControl()
         self._turn_line = self._line or text
         self._line = ""
