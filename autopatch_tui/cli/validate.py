@@ -11,6 +11,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from autopatch_tui.core.confine import ConfinementError, confine
 from autopatch_tui.core.errors import RepoPathError, UsageError
 
 MAX_TIMEOUT_SECONDS = 3600.0  # an hour: anything longer is a typo, not a wait anyone means
@@ -53,7 +54,9 @@ def scope_paths(repo: Path, paths: Sequence[str], *, must_exist: bool) -> list[s
     """`--path` values as repository-relative POSIX paths. A relative path is taken relative to the
     repository root (as stored scope paths and `@path` in the app are); an absolute one must lie in
     the repository. Symlinks are resolved before the check, so a link leading out is refused too.
-    Outside the repository, or missing when `must_exist` → `UsageError`."""
+    The repository root is kept as "." (the tools' name for it; "" is refused by `confine`), and a
+    path the tools' shared confinement check refuses (e.g. under `.git/` or `.autopatch-j/`) is
+    refused here too. Outside the repository, refused, or missing when `must_exist` → `UsageError`."""
     root = repo.resolve()
     out: list[str] = []
     for raw in paths:
@@ -74,11 +77,14 @@ def scope_paths(repo: Path, paths: Sequence[str], *, must_exist: bool) -> list[s
             rel = Path(os.path.normpath(target)).relative_to(root)
         except ValueError:
             pass
+        value = rel.as_posix()  # "." for the repository root
+        try:  # the one check every tool applies: a scope the tools would refuse is refused here
+            confine(root, value)
+        except ConfinementError as exc:
+            raise UsageError(f"--path is refused: {text} ({exc})") from None
         if must_exist and not resolved.exists():
             raise UsageError(f"--path does not exist in the repository: {text}"
                              " (relative paths are relative to the repository root)")
-        posix = rel.as_posix()
-        value = "" if posix == "." else posix
         if value not in out:
             out.append(value)
     return out

@@ -5,6 +5,8 @@ before or after symlinks are resolved. Walkers prune the same names and never fo
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path, PurePath
 
 from autopatch_tui.core.constants import STATE_DIR_NAME
@@ -15,6 +17,45 @@ REFUSED_NAMES = frozenset({".git", STATE_DIR_NAME})
 
 class ConfinementError(AutopatchError):
     """A path a tool must not touch; the message is safe to show the model (no absolute paths)."""
+
+
+class NotRegularFileError(ConfinementError):
+    """A FIFO, socket, device or folder where a file is to be read: reading one could block forever."""
+
+
+class FileTooLargeError(ConfinementError):
+    """A regular file over the reader's size bound."""
+
+
+def is_regular(path: Path) -> bool:
+    """True only for a regular file (symlinks followed); never opens it, so a FIFO cannot block."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of `path`, which must be a regular file: it is opened non-blocking (a FIFO swapped
+    in after a check cannot block the open) and checked with `fstat` on the open descriptor before a
+    byte is read. Raises `NotRegularFileError`, `FileTooLargeError` (over `max_bytes`) or `OSError`."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError("not a regular file (a pipe, socket, device or folder is not read)")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise FileTooLargeError("file too large to read")
+        with os.fdopen(fd, "rb", closefd=True) as fh:
+            fd = -1
+            data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if max_bytes is not None and len(data) > max_bytes:  # it grew after the fstat
+        raise FileTooLargeError("file too large to read")
+    return data
 
 
 def refused_name(name: str) -> bool:

@@ -19,6 +19,7 @@ from autopatch_tui.core.agent.source_tools import (
     SourceToolError,
     SourceTools,
 )
+from autopatch_tui.core.confine import ConfinementError, is_regular, read_regular
 from autopatch_tui.core.llm.tokens import estimate_tokens
 
 MAX_FILES = 200  # files looked at per request, whatever the budget
@@ -53,7 +54,7 @@ def _candidates(tools: SourceTools, scope: list[str]) -> tuple[list[Path], int]:
         if _refused(target.relative_to(tools.repo)):
             refused += 1
             continue
-        if target.is_file():
+        if is_regular(target):
             seen.setdefault(target)
         elif target.is_dir():
             for dirpath, dirnames, filenames in os.walk(target):
@@ -76,13 +77,11 @@ def _read(tools: SourceTools, path: Path) -> tuple[str, str] | None:
         rel = resolved.relative_to(tools.repo)
     except (OSError, ValueError):  # a symlink out of the repository
         return None
-    if _refused(rel) or path.is_symlink() and not resolved.is_file():
+    if _refused(rel) or not is_regular(resolved):  # a FIFO, socket or device would block the read
         return None
     try:
-        if resolved.stat().st_size > MAX_FILE_BYTES:
-            return None
-        text = resolved.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_regular(resolved, MAX_FILE_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError, ConfinementError):
         return None
     if "\x00" in text:
         return None

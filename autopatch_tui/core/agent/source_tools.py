@@ -13,7 +13,15 @@ from pathlib import Path
 
 import regex
 
-from autopatch_tui.core.confine import REFUSED_NAMES, ConfinementError, allowed_entry, confine, refused_name
+from autopatch_tui.core.confine import (
+    REFUSED_NAMES,
+    ConfinementError,
+    allowed_entry,
+    confine,
+    is_regular,
+    read_regular,
+    refused_name,
+)
 from autopatch_tui.core.errors import AutopatchError
 
 MAX_READ_LINES = 400
@@ -43,11 +51,14 @@ class SourceTools:
 
     def read_file(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         target = self.resolve(path)
-        if not target.is_file():
+        if not target.exists():
             raise SourceToolError("no such file")
-        if target.stat().st_size > MAX_FILE_BYTES:
-            raise SourceToolError("file too large to read")
-        text = target.read_text(encoding="utf-8", errors="replace")
+        try:  # a FIFO, socket or device is refused before it is opened for reading (it could block)
+            text = read_regular(target, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        except ConfinementError as exc:
+            raise SourceToolError(str(exc)) from None
+        except OSError as exc:
+            raise SourceToolError(f"cannot read that file ({type(exc).__name__})") from None
         lines = text.splitlines()
         start = max(1, int(start_line))
         end = min(len(lines), int(end_line) if end_line else start + MAX_READ_LINES - 1, start + MAX_READ_LINES - 1)
@@ -127,11 +138,11 @@ class SourceTools:
                     return "bound"
                 if stop.is_set():
                     return "time"
-                if f.is_symlink() or refused_name(name) or f.stat().st_size > MAX_FILE_BYTES:
+                if f.is_symlink() or refused_name(name) or not is_regular(f):  # a FIFO would block the read
                     continue
                 try:
-                    text = f.read_text(encoding="utf-8")
-                except (UnicodeDecodeError, OSError):
+                    text = read_regular(f, MAX_FILE_BYTES).decode("utf-8")
+                except (UnicodeDecodeError, OSError, ConfinementError):
                     continue
                 for n, line in enumerate(text.splitlines(), 1):
                     if stop.is_set():

@@ -1,13 +1,16 @@
 """A one-line explanation of a model call that could not reach the endpoint, for people:
 "cannot reach the model at 127.0.0.1:11434 (connection refused)".
 
-Only the endpoint's host and port are named — never its path, query, user info or the API key —
-and the reason comes from the type of the underlying OS/network error, never from its message.
+The endpoint's host and port are named only when the host is loopback (127.0.0.0/8, ::1,
+localhost): a private endpoint is never shown (contracts §6), the text names the setting instead —
+"cannot reach the model at the configured endpoint (AUTOPATCH_LLM_BASE_URL) (connection refused)".
+Never its path, query, user info or the API key; the reason comes from the type of the underlying OS/network error, never from its message.
 (`classify_openai_error` raises `from None`, which hides the chain from tracebacks but keeps the
 original exception as `__context__`: that is what is inspected here.)"""
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import ssl
 from urllib.parse import urlsplit
@@ -32,6 +35,35 @@ def host_port(base_url: str | None) -> str | None:
         return None
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{port}" if port else host
+
+
+CONFIGURED = "the configured endpoint (AUTOPATCH_LLM_BASE_URL)"
+
+
+def is_loopback(base_url: str | None) -> bool:
+    """True for a base URL whose host is 127.0.0.0/8, ::1 or localhost."""
+    try:
+        host = urlsplit((base_url or "").strip()).hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    host = host.rstrip(".").casefold()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def shown_endpoint(base_url: str | None) -> str | None:
+    """What a message may say about the endpoint: `host:port` when loopback, else the setting's name
+    (None when no base URL is configured)."""
+    where = host_port(base_url)
+    if where is None:
+        return None
+    return where if is_loopback(base_url) else CONFIGURED
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -69,7 +101,7 @@ def unreachable_text(exc: BaseException, base_url: str | None) -> str | None:
         return None
     if exc.status_code is not None or exc.exc_type not in (*CONNECTION_TYPES, *TIMEOUT_TYPES):
         return None
-    where = host_port(base_url)
+    where = shown_endpoint(base_url)
     reason = _reason(exc)
     if exc.category == "timeout" and reason == "no connection":
         reason = "no answer in time"

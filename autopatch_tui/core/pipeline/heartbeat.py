@@ -5,6 +5,7 @@ flags; the worker decides (a fenced or damaged result is never repaired or commi
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable
 
@@ -61,5 +62,9 @@ class Heartbeat:
                     self.fenced = True
                     return
                 self.beats += 1
-            except MemoryStoreError as exc:  # locked past the busy timeout: try again next beat
+            except (MemoryStoreError, sqlite3.Error) as exc:
+                # locked past the busy timeout, or an SQLite error `write_txn` does not convert (a
+                # read-only database, a disk I/O error, a closed connection): the thread must not die
+                # with a traceback and silently stop renewing, so log the type (never the message,
+                # which may hold a path) and try again on the next beat
                 log.warning("memory heartbeat failed: %s", type(exc).__name__)

@@ -29,6 +29,7 @@ from autopatch_tui.core.events import (
     QueueCounts,
 )
 from autopatch_tui.core.llm.errors import ProviderError
+from autopatch_tui.core.llm.json_mode import count_requests
 from autopatch_tui.core.memory import jobs
 from autopatch_tui.core.memory.health import check_runtime_invariants
 from autopatch_tui.core.memory.store import MemoryStore
@@ -239,9 +240,12 @@ class PipelineRunner:
         with self._calls_lock:
             self.calls_in_flight += 1
         try:
-            with hb:
+            with hb, count_requests() as sent:
                 try:
-                    reply = self.model.call(task, system, payload)
+                    try:
+                        reply = self.model.call(task, system, payload)
+                    finally:  # counted as one above; a JSON-mode fallback sent a second request
+                        self._calls += max(0, sent.sent - 1)
                 except (ProviderError, MemoryContractError):
                     self._still_valid(hb, lease)
                     raise

@@ -23,7 +23,7 @@ from autopatch_tui.core.agent.source_tools import (
     SourceToolError,
     SourceTools,
 )
-from autopatch_tui.core.confine import refused_name
+from autopatch_tui.core.confine import ConfinementError, is_regular, read_regular, refused_name
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.analyzers import SUPPORTED, default_analyzers
 from autopatch_tui.core.repair.analyzers.base import Analyzer, AnalyzerError, ToolFinding
@@ -76,15 +76,15 @@ class Scanner:
     def _files(self, roots: list[Path]) -> list[Path]:
         seen: dict[Path, None] = {}
         for root in roots:
-            if root.is_file():
-                if language_of(root.name):
+            if not root.is_dir():
+                if language_of(root.name) and is_regular(root):
                     seen[root] = None
                 continue
             for dirpath, dirnames, filenames in os.walk(root):
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not refused_name(d))
                 for name in sorted(filenames):
                     f = Path(dirpath) / name
-                    if language_of(name) and not f.is_symlink():
+                    if language_of(name) and not f.is_symlink() and is_regular(f):  # no FIFO: it blocks
                         seen[f] = None
                     if len(seen) > MAX_SCAN_FILES:
                         raise ScanError(f"the scope holds more than {MAX_SCAN_FILES} source files; narrow it with "
@@ -149,10 +149,10 @@ class Scanner:
         bad = set()
         for rel in files:
             try:
-                text = (self.repo / rel).read_bytes().decode("utf-8")
+                text = read_regular(self.repo / rel).decode("utf-8")
                 if syntax_error(rel, text) is not None:
                     bad.add(rel)
-            except (OSError, UnicodeDecodeError, NoParserError):
+            except (OSError, UnicodeDecodeError, NoParserError, ConfinementError):
                 bad.add(rel)
         return bad
 
