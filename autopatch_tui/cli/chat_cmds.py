@@ -10,6 +10,7 @@ from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.cli.signals import exit_signals
 from autopatch_tui.cli.validate import non_blank_query, scope_paths
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.logs import log_path
 from autopatch_tui.core.manager import MemoryManager
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
         try:
             result = ChatService(mgr).ask(args.text, intent=args.intent, scope_paths=args.path or [])
         finally:
-            _report_flush(exit_flush.run("ask"))
+            _report_flush(exit_flush.run("ask"), log_path(mgr.settings.home))
     if args.json:
         emit_json({"turn_id": result.turn_id, "thread_id": result.thread_id, "answer": result.answer,
                    "state": result.state})
@@ -43,13 +44,15 @@ def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_flush(outcome: ExitOutcome | None) -> None:
+def _report_flush(outcome: ExitOutcome | None, log_file: Path) -> None:
     if outcome is None:
         return
     if outcome.timed_out:
         warn("the Memory flush took too long; pending jobs resume at the next start")
     flush = outcome.result
     if flush is None:
+        if not outcome.timed_out:  # it failed: the log has the error's type (never its message)
+            warn(f"the Memory flush failed; see {log_file}")
         return
     if flush.retry_wait:
         warn(f"{flush.retry_wait} Memory job(s) will be retried at the next start")

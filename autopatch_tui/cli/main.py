@@ -14,7 +14,7 @@ from pathlib import Path
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY, add_memory_parsers
 from autopatch_tui.cli.output import error, warn
-from autopatch_tui.cli.signals import Terminated
+from autopatch_tui.cli.signals import Terminated, command_signals
 from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
 from autopatch_tui.cli.validate import require_repo_dir
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
@@ -55,6 +55,12 @@ def command_name(args: argparse.Namespace) -> str:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    bad = next((i for i, a in enumerate(argv, 1) if not _is_utf8(a)), None)
+    if bad is not None:  # bytes the OS could not decode (surrogateescape): never echoed, never used as a path
+        error(f"argument {bad} is not valid UTF-8 text")
+        log.info("command refused: argument %d is not valid UTF-8", bad)
+        return EXIT_USAGE
     parser = build_parser()
     args = parser.parse_args(argv)
     command = command_name(args)
@@ -62,6 +68,14 @@ def run(argv: Sequence[str] | None = None) -> int:
     rc = _dispatch(args, command)
     log.info("command %s exit %d after %.2f s", command, rc, time.monotonic() - started)
     return rc
+
+
+def _is_utf8(arg: str) -> bool:
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _dispatch(args: argparse.Namespace, command: str) -> int:
@@ -76,21 +90,24 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
             from autopatch_tui.tui.launch import launch_app  # Textual only for the full-screen app
 
             return launch_app(repo, settings)
-        if args.handler in REGISTRY_LEVEL:  # the per-user registry: no store for the working directory
-            return int(args.handler(settings, args))
-        precheck = getattr(args, "precheck", None)
-        if precheck is not None:  # argument checks that need the repository, before its store is opened
-            precheck(args, resolve_repo_root(repo if repo is not None else Path.cwd()))
-        mgr = MemoryManager.open(repo, settings)
-        try:
-            if mgr.redirect is not None:
-                warn(mgr.redirect.notice)
-            reads = args.handler in WORKS_READ_ONLY or getattr(args.handler, "reads_only", False)
-            if not mgr.healthy and args.handler not in WORKS_DEGRADED and not (reads and mgr.readable):
-                mgr.require_healthy()
-            return int(args.handler(mgr, args))
-        finally:
-            mgr.close()
+        # SIGTERM/SIGHUP raise `Terminated` here, which unwinds to the clean close (leases handed back)
+        with command_signals() as closing:
+            if args.handler in REGISTRY_LEVEL:  # the per-user registry: no store for the working directory
+                return int(args.handler(settings, args))
+            precheck = getattr(args, "precheck", None)
+            if precheck is not None:  # argument checks that need the repository, before its store is opened
+                precheck(args, resolve_repo_root(repo if repo is not None else Path.cwd()))
+            mgr = MemoryManager.open(repo, settings)
+            try:
+                if mgr.redirect is not None:
+                    warn(mgr.redirect.notice)
+                reads = args.handler in WORKS_READ_ONLY or getattr(args.handler, "reads_only", False)
+                if not mgr.healthy and args.handler not in WORKS_DEGRADED and not (reads and mgr.readable):
+                    mgr.require_healthy()
+                return int(args.handler(mgr, args))
+            finally:
+                closing.started = True  # a later signal no longer interrupts: the close is bounded
+                mgr.close()
     except UsageError as exc:
         error(str(exc))
         log.info("command %s refused: %s", command, exc)
@@ -111,7 +128,7 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
         return exc.exit_code if exc.exit_code in (EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED) else EXIT_FAILED
     except Terminated as exc:
         try:
-            error(f"terminated by {exc.name}; an unfinished turn is kept as failed")
+            error(f"terminated by {exc.name}" + ("; an unfinished turn is kept as failed" if command == "ask" else ""))
         except OSError as write_exc:  # the terminal hung up: the log still says what happened
             log.info("command %s: stderr is gone (%s)", command, write_exc)
         log.info("command %s terminated by %s", command, exc.name)

@@ -1,9 +1,17 @@
-"""SIGTERM/SIGHUP (and ctrl+c) for one-shot commands that end with the exit flush (`ask`).
+"""SIGTERM/SIGHUP (and ctrl+c) for one-shot commands.
 
-Before the flush starts, a signal ends the command's work like ctrl+c does: it is raised in the main
-thread as `Terminated` (a BaseException, so no library retry loop swallows it), the open turn is
-marked failed by the usual path, and the exit flush still runs. Once the flush runs, the signals are
-noted and ignored: the flush is bounded, and interrupting it would leave a job leased."""
+Every command that opens a store (`memory process`, `new`, `memory merge`, …) runs inside
+`command_signals()`: a signal ends the command's work like ctrl+c does — it is raised in the main
+thread as `Terminated` (a BaseException, so no library retry loop swallows it) and unwinds to the
+manager's clean close, which hands back the jobs it holds (their claims are not spent). Once the
+close starts (`CloseGate.started`), signals are noted and ignored: the close is bounded, and
+interrupting it would leave a job leased.
+
+`ask` nests `exit_signals(flush)` inside: before its exit flush starts a signal ends the turn (kept
+as failed) and the flush still runs; once the flush runs, signals are noted and ignored.
+
+In both, only the first signal raises: later ones arrive while the command already unwinds towards
+its bounded flush or close and are noted and ignored."""
 
 from __future__ import annotations
 
@@ -33,20 +41,33 @@ class _Flush(Protocol):
     def started(self) -> bool: ...
 
 
+class CloseGate:
+    """Set `started` when the command's clean close begins: signals are ignored from then on."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+
 @contextmanager
-def exit_signals(flush: _Flush) -> Iterator[None]:
+def exit_signals(flush: _Flush, *, then: str = "the exit flush") -> Iterator[None]:
     """Handle SIGTERM, SIGHUP and SIGINT as described above while the block runs (main thread only;
-    elsewhere, e.g. an in-process caller's worker thread, the block runs unchanged)."""
+    elsewhere, e.g. an in-process caller's worker thread, the block runs unchanged). `then`: what
+    runs after the command's work ends (for the log)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    raised: list[str] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if flush.started:
-            log.info("%s during the exit flush: the flush finishes first", name)
+            log.info("%s during %s: it finishes first", name, then)
             return
-        log.info("%s: ending the command, then the exit flush", name)
+        if raised:
+            log.info("%s while the command ends after %s: ignored", name, raised[0])
+            return
+        raised.append(name)
+        log.info("%s: ending the command, then %s", name, then)
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise Terminated(signum)
@@ -57,3 +78,11 @@ def exit_signals(flush: _Flush) -> Iterator[None]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+@contextmanager
+def command_signals() -> Iterator[CloseGate]:
+    """`exit_signals` for a store command: the caller sets the gate's `started` before it closes."""
+    gate = CloseGate()
+    with exit_signals(gate, then="the close"):
+        yield gate

@@ -120,6 +120,7 @@ class MemoryManager:
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
         self.moved_aside: list[Path] = []  # what the last clear renamed aside (links, a folder named memory.db)
         self._closed = False
+        self._close_lock = threading.RLock()  # two exit paths (SIGHUP's thread, unmount) close once
         self._background_wanted = False
         if self.store.healthy:
             self.recover()
@@ -424,8 +425,10 @@ class MemoryManager:
     def close(self, *, join_timeout: float = 5.0) -> None:
         """Stop every pipeline step, background flush and turn keeper; hand back the jobs this owner
         holds (their claims are not spent) and abandon a provider call in flight quietly. After this
-        returns the manager writes nothing to SQLite or the summary file (`pipeline/closing.py`)."""
-        if self._closed:
-            return
-        self._closed = True
-        stop_closing(self, join_timeout)
+        returns the manager writes nothing to SQLite or the summary file (`pipeline/closing.py`).
+        Only the first caller closes; a concurrent caller waits until that close has ended."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            stop_closing(self, join_timeout)

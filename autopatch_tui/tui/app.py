@@ -319,7 +319,10 @@ class AutopatchApp(App):
             if self.exit_flush.run(reason) is None:
                 self.exit_flush.wait(self.exit_flush.limit)
             self.manager.close()
-            loop.call_soon_threadsafe(self.exit)
+            try:
+                loop.call_soon_threadsafe(self.exit)
+            except RuntimeError as exc:  # the app already ended and its loop closed: nothing to ask
+                log.debug("%s: the app's loop is gone (%s)", reason, type(exc).__name__)
             if not self.run_finished.wait(HANGUP_EXIT_GRACE_SECONDS) and signum is not None:
                 log.info("%s: the app did not end after the flush; exiting hard", reason)
                 logging.shutdown()

@@ -39,7 +39,7 @@ TURN_WAIT_SHARE = 0.5  # at most half the bound goes to waiting for open turns
 
 @dataclass(frozen=True)
 class ExitOutcome:
-    result: ExitFlushResult | None  # None: the bound passed (or the store failed) before the flush ended
+    result: ExitFlushResult | None  # None: the bound passed (`timed_out`) or the flush failed (see the log)
     timed_out: bool
     reason: str  # the exit path that ran the flush, e.g. "ctrl+q", "SIGTERM"
 
@@ -81,13 +81,16 @@ class ExitFlush:
             self._started = True
         mgr = self._manager()
         deadline = self._monotonic() + self.limit
-        box: dict[str, ExitFlushResult] = {}
+        box: dict[str, ExitFlushResult | str] = {}
         helper = threading.Thread(target=self._work, args=(mgr, deadline, box), name="memory-exit-flush",
                                   daemon=True)
         started = self._monotonic()
         helper.start()
         helper.join(max(0.0, deadline - self._monotonic()))
-        outcome = ExitOutcome(box.get("result"), helper.is_alive(), reason)
+        got = box.get("result")
+        result = got if isinstance(got, ExitFlushResult) else None
+        # no result and no error: the bound passed before the flush itself could start
+        outcome = ExitOutcome(result, helper.is_alive() or (result is None and "failed" not in box), reason)
         r = outcome.result
         log.info("exit flush via %s: %s after %.2f s%s", reason, "timed out" if outcome.timed_out else "done",
                  self._monotonic() - started,
@@ -100,7 +103,7 @@ class ExitFlush:
     def _left(self, deadline: float) -> float:
         return max(0.0, deadline - self._monotonic())
 
-    def _work(self, mgr: MemoryManager, deadline: float, box: dict[str, ExitFlushResult]) -> None:
+    def _work(self, mgr: MemoryManager, deadline: float, box: dict[str, ExitFlushResult | str]) -> None:
         try:
             if mgr.healthy and self.wait_for_turns:
                 turns_deadline = deadline - self.limit * (1 - TURN_WAIT_SHARE)  # the flush keeps its share
@@ -110,7 +113,11 @@ class ExitFlush:
             if self._left(deadline) > 0:
                 box["result"] = mgr.process_pending()
         except (AutopatchError, sqlite3.Error) as exc:
+            box["failed"] = type(exc).__name__
             log.warning("exit flush failed: %s", exc)
+        except Exception as exc:  # noqa: BLE001 - a bug: its type only (the message may quote the user)
+            box["failed"] = type(exc).__name__
+            log.warning("exit flush failed: %s", type(exc).__name__)
         finally:
             if mgr.healthy:
                 mgr.store.release_thread_connection()

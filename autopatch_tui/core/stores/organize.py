@@ -16,12 +16,14 @@ target's consolidation (`busy`)."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 
 from autopatch_tui.core.clock import Clock
 from autopatch_tui.core.events import EventHub
 from autopatch_tui.core.manager import make_owner_id
+from autopatch_tui.core.memory import jobs as job_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.paths import StorePaths
@@ -30,6 +32,7 @@ from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.topic_merge import queue_topic_candidates
 
+log = logging.getLogger(__name__)
 TOPIC_RELATED_ITEMS = 64  # related items a chunk may offer in all (holders first), within capacity
 
 
@@ -48,6 +51,17 @@ def _organized(conn: sqlite3.Connection, cands: set[str]) -> int:
         f" AND id IN ({','.join('?' * len(cands))})", tuple(cands)).fetchone()[0]
 
 
+def _release(store: MemoryStore, owner: str, clock: Clock) -> None:
+    """Hand back what this owner still holds (a step cut short): the claim is not spent."""
+    try:
+        released = job_ops.release_leases(store.conn(), owner, now=clock.now())
+    except Exception as exc:  # noqa: BLE001 - a locked or damaged file: the lease expires instead
+        log.warning("organize: leases not released: %s", type(exc).__name__)
+        return
+    if released:
+        log.info("organize: released %d job lease(s)", released)
+
+
 def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: MemoryModel, *, clock: Clock,
                   source: str | None = None) -> str:
     """Organize the merge's queued conflict jobs and, given the merged `source`'s name, its imported
@@ -55,11 +69,13 @@ def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: M
     if not target_db.is_file():  # never bootstrap a store here
         return "error: target missing"
     store = MemoryStore.open(StorePaths.for_db(target_db), StoreIdentity(store_name="organize"), clock=clock)
+    owner = make_owner_id()
+    runner: PipelineRunner | None = None
     try:
         if not store.healthy:
             return "error: target degraded"
         runner = PipelineRunner(
-            store, model, owner=make_owner_id(), clock=clock, events=EventHub(),
+            store, model, owner=owner, clock=clock, events=EventHub(),
             timing=Timing(settings.lease_seconds, settings.heartbeat_seconds, settings.extraction_max_wait_seconds),
             consolidation_task="organize",
         )
@@ -85,8 +101,10 @@ def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: M
                 failures.append(outcome.category or outcome.status)
         organized = _organized(conn, cands)
         runner.refresh_summary()
-        runner.stop()
-    finally:
+    finally:  # also when a signal (`Terminated`) or an error ends a step: no job is left leased
+        if runner is not None:
+            runner.stop()
+            _release(store, owner, clock)
         store.close()
     total = len(cands)
     if failures:
