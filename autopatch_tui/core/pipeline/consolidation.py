@@ -32,7 +32,7 @@ from autopatch_tui.core.pipeline.contracts import (
     ConsolidationOut,
     OperationOut,
 )
-from autopatch_tui.core.pipeline.semantic_gate import check_operation
+from autopatch_tui.core.pipeline.semantic_gate import allowed_origins, check_operation
 from autopatch_tui.core.recall import phrase_index
 from autopatch_tui.core.recall.phrase_index import PHRASE_TERM
 from autopatch_tui.core.recall.terms import phrase_terms
@@ -49,6 +49,7 @@ class Candidate:
     thread_id: str | None
     fields: dict[str, object]
     sources: list[dict[str, str]]
+    linked: bool = False  # a topic candidate: linked to an imported active item (`stores.topic_merge`)
 
     def payload(self) -> dict[str, object]:
         return {"candidate_id": self.id, **self.fields, "thread_id": self.thread_id, "sources": self.sources}
@@ -70,7 +71,9 @@ def load_candidates(conn: sqlite3.Connection, job_id: str) -> list[Candidate]:
             fields[k] = _loads(r[k])
         sources = [{"turn_id": s["turn_id"], "role": s["role"], "quote": s["quote"]} for s in conn.execute(
             "SELECT turn_id, role, quote FROM candidate_sources WHERE candidate_id = ? ORDER BY ordinal", (r["id"],))]
-        out.append(Candidate(r["id"], r["thread_id"], fields, sources))
+        linked = conn.execute("SELECT 1 FROM item_candidates ic JOIN memory_items m ON m.row_id = ic.item_row_id"
+                              " WHERE ic.candidate_id = ? AND m.status = 'active'", (r["id"],)).fetchone()
+        out.append(Candidate(r["id"], r["thread_id"], fields, sources, linked is not None))
     return out
 
 
@@ -182,20 +185,21 @@ def check_operations(out: ConsolidationOut, cands: list[Candidate], related: lis
         if op.operation != "reject" and any(getattr(op, k) is None for k in ITEM_FIELD_NAMES):
             raise MemoryContractError("missing_item_fields")
         if op.operation != "reject":
-            _check_escalation(op, [by_id[c] for c in op.candidate_ids],
-                              related_by_id.get(op.target_id) if op.operation == "revise" else None)
+            _check_escalation(op, [by_id[c] for c in op.candidate_ids], related_by_id.get(op.target_id))
     if sorted(seen) != sorted(cand_ids):
         raise MemoryContractError("candidate_coverage")
 
 
-def _check_escalation(op: OperationOut, used: list[Candidate], target: sqlite3.Row | None) -> None:
+def _check_escalation(op: OperationOut, used: list[Candidate], merged_into: sqlite3.Row | None) -> None:
     """The validated candidates bound what an operation may write: consolidation may not turn an
     inferred candidate into an explicit item, a discussion into a preference or decision, or a
-    non-lasting candidate into a `hard` / `always` item (unless the target it revises already was)."""
-    origins = {c.fields["origin"] for c in used}
+    non-lasting candidate into a `hard` / `always` item (unless the target it revises already was).
+    `merged_into`: the related item the operation revises or supersedes (whose origin a topic merge may keep)."""
+    target = merged_into if op.operation == "revise" else None
+    origins = allowed_origins(used, merged_into)
     if op.origin != "inferred_repetition" and origins == {"inferred_repetition"}:
         raise MemoryContractError("origin_escalation")
-    check_operation(op, used)
+    check_operation(op, used, merged_into)
     if op.origin == "inferred_repetition" and (op.strength, op.recall_mode) != ("soft", "on_match"):
         raise MemoryContractError("inferred_not_soft")
     if op.kind in PROJECT_KINDS and not any(c.fields["kind"] in PROJECT_KINDS for c in used):

@@ -22,12 +22,14 @@ policy rules of extraction_rules.py, on the same clauses and `markers.is_one_off
 - `assistant_conclusion`: a conclusion only the assistant drew (a decision claimed from the user's
   question, a discussion whose fields carry the assistant's verdict).
 Consolidation rules (`check_operation`, raised as MemoryContractError): `empty_identity`,
-`origin_escalation`, `adopted_needs_assistant_and_user`, `code_fact`, `assistant_conclusion`."""
+`origin_escalation`, `adopted_needs_assistant_and_user`, `code_fact`, `assistant_conclusion`. An
+operation may write only an origin one of its candidates has, except that merging topic candidates
+(`stores.topic_merge`) into a related item may keep that item's origin (`allowed_origins`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.errors import MemoryContractError
@@ -227,23 +229,49 @@ def _counter_example(cand: CandidateOut, turns: Mapping[str, TurnView]) -> bool:
 
 
 class UsedCandidate(Protocol):
-    """What consolidation knows of a validated candidate (`consolidation.Candidate`)."""
+    """What consolidation knows of a validated candidate (`consolidation.Candidate`). A `linked`
+    attribute (absent: False) marks a topic candidate: one linked to an imported active item
+    (`stores.topic_merge`), whose operation merges that item into the target."""
 
     fields: dict[str, object]
     sources: list[dict[str, str]]
 
 
-def check_operation(op: OperationOut, used: Sequence[UsedCandidate]) -> None:
+class TargetItem(Protocol):
+    """The related item an operation revises or supersedes (a `memory_items` row)."""
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
+def _topic_merge(used: Sequence[UsedCandidate], target: TargetItem | None) -> bool:
+    """The operation merges topic candidates (every one it uses) into the item it revises or supersedes."""
+    return target is not None and bool(used) and all(getattr(c, "linked", False) for c in used)
+
+
+def allowed_origins(used: Sequence[UsedCandidate], target: TargetItem | None = None) -> set[object]:
+    """The origins an operation may write: its candidates' own; an operation merging topic
+    candidates into `target` (the related item it revises or supersedes) may also keep the target's,
+    which passed the gate when it was written. Never an origin neither had."""
+    origins = {c.fields["origin"] for c in used}
+    if _topic_merge(used, target):
+        assert target is not None
+        origins.add(target["origin"])
+    return origins
+
+
+def check_operation(op: OperationOut, used: Sequence[UsedCandidate],
+                    target: TargetItem | None = None) -> None:
     """Semantic rules of one create/revise/supersede operation against the validated candidates it
-    uses. Raises MemoryContractError(rule)."""
+    uses (and `target`, the related item it revises or supersedes, if any). Raises MemoryContractError(rule)."""
     assert op.subject is not None and op.statement is not None
     if empty_identity(op.subject, op.statement):
         raise MemoryContractError("empty_identity")
-    if op.origin not in {c.fields["origin"] for c in used}:
+    if op.origin not in allowed_origins(used, target):
         raise MemoryContractError("origin_escalation")
     if op.origin == "adopted_proposal" and not any(
             c.fields["origin"] == "adopted_proposal" and {s["role"] for s in c.sources} >= {"user", "assistant"}
-            for c in used):
+            for c in used) and not (_topic_merge(used, target) and target is not None
+                                    and target["origin"] == "adopted_proposal"):
         raise MemoryContractError("adopted_needs_assistant_and_user")
     if op.kind == "discussion_context":
         fields = (op.subject, op.statement, op.content or "")
@@ -260,5 +288,5 @@ def _candidates_conclude(used: Sequence[UsedCandidate]) -> bool:
     return any(M.claims_conclusion(t) for t in texts)
 
 
-__all__ = ["RULES", "aliases_cover_decision", "check_operation", "classify_user_clause", "empty_identity",
+__all__ = ["RULES", "aliases_cover_decision", "allowed_origins", "check_operation", "classify_user_clause", "empty_identity",
            "refuse_candidate"]

@@ -271,12 +271,21 @@ def _queue_candidate(dst: sqlite3.Connection, r: sqlite3.Row, thread_id: str | N
         (cid, job, thread_id, r["kind"], r["subject"], r["statement"], r["content"], r["strength"], r["origin"],
          r["recall_mode"], r["applies_to_paths"], r["aliases"], r["keywords"], source_name, now),
     )
-    sources = dst.execute(
-        "SELECT s.turn_id, s.role, s.quote FROM src.item_candidates ic JOIN src.candidate_sources s"
+    copy_item_sources(dst, r["row_id"], cid, schema="src")
+
+
+def copy_item_sources(conn: sqlite3.Connection, item_row_id: int, candidate_id: str, *, schema: str) -> None:
+    """Give the candidate `candidate_id` (in main) the provenance quotes of item revision `item_row_id`
+    of `schema` ("src": the attached source; "main": an item already imported): the gate's origin
+    rules judge a candidate by its own quotes (an adopted proposal needs the user's and the assistant's)."""
+    if schema not in ("src", "main"):
+        raise ValueError(f"unknown schema {schema!r}")
+    sources = conn.execute(
+        f"SELECT s.turn_id, s.role, s.quote FROM {schema}.item_candidates ic JOIN {schema}.candidate_sources s"
         " ON s.candidate_id = ic.candidate_id WHERE ic.item_row_id = ? ORDER BY s.candidate_id, s.ordinal LIMIT 8",
-        (r["row_id"],)).fetchall()
-    dst.executemany("INSERT INTO candidate_sources (candidate_id, ordinal, turn_id, role, quote) VALUES (?, ?, ?, ?, ?)",
-                    [(cid, n, s["turn_id"], s["role"], s["quote"]) for n, s in enumerate(sources)])
+        (item_row_id,)).fetchall()
+    conn.executemany("INSERT INTO candidate_sources (candidate_id, ordinal, turn_id, role, quote) VALUES (?, ?, ?, ?, ?)",
+                     [(candidate_id, n, s["turn_id"], s["role"], s["quote"]) for n, s in enumerate(sources)])
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """FR-059's topic merge: after a merge, an imported item that holds no identity conflict but
 overlaps one of the target's own items by subject is offered to organize as a *topic candidate*.
 
-A topic candidate mirrors the imported active item X (same fields, no quotes of its own) and is
-linked to X's revision; that link is the only marker (an ordinary pending candidate is never linked).
+A topic candidate mirrors the imported active item X (same fields, a copy of X's provenance quotes,
+as a merge's conflict candidate carries) and is linked to X's revision; that link is the only marker
+(an ordinary pending candidate is never linked). An operation merging it into a target item may
+keep the target's origin (`semantic_gate.allowed_origins`).
 Consolidation then lets the model decide, with X (the candidate's identity holder) and the target's
 overlapping items in the payload:
 - `reject` or `revise X`: X stays (revised);
@@ -21,6 +23,7 @@ import sqlite3
 
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.stores.merge import copy_item_sources
 
 MAX_TOPIC_CANDIDATES = 96
 MAX_SCANNED = 2000  # imported items looked at per merge
@@ -85,6 +88,7 @@ def queue_topic_candidates(conn: sqlite3.Connection, source_name: str, *, now: f
                 " created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (cid, job, r["thread_id"], r["kind"], r["subject"], r["statement"], r["content"], r["strength"],
                  r["origin"], r["recall_mode"], r["applies_to_paths"], r["aliases"], r["keywords"], source_name, now))
+            copy_item_sources(conn, r["row_id"], cid, schema="main")  # before the link: X's own quotes only
             conn.execute("INSERT OR IGNORE INTO item_candidates (item_row_id, candidate_id) VALUES (?, ?)",
                          (r["row_id"], cid))
     return job
