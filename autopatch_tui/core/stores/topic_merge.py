@@ -23,6 +23,7 @@ import sqlite3
 
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.recall.phrase_index import PHRASE_KEY, PHRASE_TERM
 from autopatch_tui.core.stores.merge import copy_item_sources
 
 MAX_TOPIC_CANDIDATES = 96
@@ -35,8 +36,10 @@ def topic_job_id(source_name: str) -> str:
 
 
 def _subject_terms(conn: sqlite3.Connection, row_id: int) -> set[str]:
+    """The subject's plain terms (the phrase index's derived key and posting rows count nothing here)."""
     return {r[0] for r in conn.execute(
-        "SELECT term FROM recall_terms WHERE item_row_id = ? AND field = 'subject'", (row_id,))}
+        "SELECT term FROM recall_terms WHERE item_row_id = ? AND field = 'subject'", (row_id,))
+        if not r[0].startswith((PHRASE_KEY, PHRASE_TERM))}
 
 
 def _overlaps(conn: sqlite3.Connection, row_id: int, source_name: str) -> bool:
