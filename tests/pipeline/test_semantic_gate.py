@@ -14,6 +14,7 @@ from tests.support.pipeline_helpers import (
     cand,
     candidates,
     ext_reply,
+    extract_step,
     job_of_turn,
     jobs,
     op,
@@ -23,12 +24,7 @@ from tests.support.pipeline_helpers import (
 )
 
 
-def _extract(mgr, stub, *cands, repair=None):
-    stub.script("extraction", ext_reply(*cands))
-    if repair is not None:
-        stub.script("extraction_repair", repair)
-    open_extraction = {j["id"] for j in jobs(mgr, "extraction") if j["status"] == "pending"}
-    return mgr.runner.step(force=True, only=open_extraction)
+_extract = extract_step
 
 
 def _refused(mgr, stub, turn, verdict):

@@ -13,19 +13,14 @@ from tests.support.pipeline_helpers import (
     cand,
     candidates,
     ext_reply,
+    extract_step,
     job_of_turn,
-    jobs,
     payload_of,
     src,
 )
 
 
-def _extract(mgr, stub, *cands, repair=None):
-    stub.script("extraction", ext_reply(*cands))
-    if repair is not None:
-        stub.script("extraction_repair", repair)
-    open_extraction = {j["id"] for j in jobs(mgr, "extraction") if j["status"] == "pending"}
-    return mgr.runner.step(force=True, only=open_extraction)
+_extract = extract_step
 
 
 def _prior(mgr, stub, user, assistant, **kw):

@@ -96,6 +96,15 @@ def ext_reply(*cands: dict[str, Any], checkpoint: str = "Thread checkpoint: goal
     return {"thread_checkpoint": checkpoint, "candidates": list(cands)}
 
 
+def extract_step(mgr: Any, stub: Any, *cands: dict[str, Any], repair: Any = None) -> Any:
+    """Script one extraction reply (and its repair), then give the open extraction jobs one step."""
+    stub.script("extraction", ext_reply(*cands))
+    if repair is not None:
+        stub.script("extraction_repair", repair)
+    open_extraction = {j["id"] for j in jobs(mgr, "extraction") if j["status"] == "pending"}
+    return mgr.runner.step(force=True, only=open_extraction)
+
+
 def payload_of(req: CapturedRequest) -> dict[str, Any]:
     """The JSON object sent in the last user message (contracts §3)."""
     msgs = req.messages
