@@ -14,7 +14,6 @@ import pytest
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop
 from autopatch_tui.core.agent.tool_mode import ToolsRequiredError
-from autopatch_tui.core.llm.endpoint import ENDPOINTS
 from autopatch_tui.core.llm.profiles import resolve_profile
 from autopatch_tui.core.llm.tokens import estimate_messages_tokens, estimate_tokens
 from autopatch_tui.core.repair.workflows import RepairService
@@ -43,13 +42,6 @@ def within_window(request: CapturedRequest, window: int) -> bool:
 
 def sent(request: CapturedRequest) -> str:
     return json.dumps(request.body, ensure_ascii=False)
-
-
-@pytest.fixture(autouse=True)
-def _forget_endpoints():
-    ENDPOINTS.forget()
-    yield
-    ENDPOINTS.forget()
 
 
 def test_the_tool_loop_runs_against_a_strict_server(repo, chat, llm_stub) -> None:

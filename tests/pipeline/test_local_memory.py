@@ -7,20 +7,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
-from autopatch_tui.core.llm.endpoint import ENDPOINTS
 from tests.support.llm_stub import CapturedRequest, Strict
 from tests.support.pipeline_helpers import add_turn, cand, create_all, ext_reply, job_of_turn, src, stub_env
 
 USER = "From now on always use tabs."
-
-
-@pytest.fixture(autouse=True)
-def _forget_endpoints():
-    ENDPOINTS.forget()
-    yield
-    ENDPOINTS.forget()
 
 
 def good(t, checkpoint: str = "CP") -> dict:

@@ -4,9 +4,7 @@ call, and the job records both (it once recorded 1)."""
 
 from __future__ import annotations
 
-import pytest
 
-from autopatch_tui.core.llm.endpoint import ENDPOINTS
 from tests.support.llm_stub import Strict
 from tests.support.pipeline_helpers import (
     add_turn,
@@ -18,13 +16,6 @@ from tests.support.pipeline_helpers import (
 )
 
 USER = "From now on always use tabs."
-
-
-@pytest.fixture(autouse=True)
-def _forget_endpoints():
-    ENDPOINTS.forget()
-    yield
-    ENDPOINTS.forget()
 
 
 def test_a_json_mode_fallback_counts_both_requests(make_manager, llm_stub):

@@ -13,7 +13,7 @@ from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.chat_log import AssistantMessage, NoteMessage, UserMessage
 from tests.support.fixtures import write_old_store
-from tests.support.llm_stub import Reply
+from tests.support.llm_stub import Reply, free_port
 from tests.support.tui_wait import click
 
 SIZE = (110, 34)
@@ -22,6 +22,17 @@ SIZE = (110, 34)
 def model_settings(stub, **env):
     return load_settings({**__import__("os").environ, "AUTOPATCH_LLM_BASE_URL": stub.base_url,
                           "AUTOPATCH_LLM_MODEL": "gpt-4o", **env}, llm_max_retries=0, llm_timeout_seconds=10)
+
+
+def unreachable_settings(host: str) -> tuple:
+    """Settings for an endpoint on `host` at a port nobody listens on, with a private path and a key
+    that must never be shown; returns (settings, port)."""
+    port = free_port()
+    settings = load_settings({**__import__("os").environ,
+                              "AUTOPATCH_LLM_BASE_URL": f"http://{host}:{port}/secret-path/v1",
+                              "AUTOPATCH_LLM_MODEL": "gpt-4o", "AUTOPATCH_LLM_API_KEY": "sk-SECRET-KEY"},
+                             llm_max_retries=0, llm_timeout_seconds=5)
+    return settings, port
 
 
 def make_app(repo, settings) -> AutopatchApp:

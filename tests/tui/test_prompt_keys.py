@@ -15,7 +15,15 @@ from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMess
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions
 from tests.support.llm_stub import Reply
 from tests.support.tui_wait import poll
-from tests.tui.test_chat import SIZE, make_app, model_settings, notes, type_and_send, wait_idle
+from tests.tui.test_chat import (
+    SIZE,
+    make_app,
+    model_settings,
+    notes,
+    type_and_send,
+    unreachable_settings,
+    wait_idle,
+)
 
 
 def prompt_of(app) -> PromptInput:
@@ -195,17 +203,7 @@ def test_the_turn_shows_its_live_steps_from_the_tool_calls(repo, llm_stub):
 
 
 def test_an_unreachable_endpoint_says_where_and_why_without_path_or_key(repo):
-    import os
-    import socket
-
-    from autopatch_tui.core.settings import load_settings
-
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    settings = load_settings({**os.environ, "AUTOPATCH_LLM_BASE_URL": f"http://127.0.0.1:{port}/secret-path/v1",
-                              "AUTOPATCH_LLM_MODEL": "gpt-4o", "AUTOPATCH_LLM_API_KEY": "sk-SECRET-KEY"},
-                             llm_max_retries=0, llm_timeout_seconds=5)
+    settings, port = unreachable_settings("127.0.0.1")
     app = make_app(repo, settings)
 
     async def run() -> None:

@@ -6,14 +6,12 @@ tests/tui/test_prompt_keys.py::test_an_unreachable_endpoint_says_where_and_why_w
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 
 import pytest
 
 from autopatch_tui.core.llm.errors import ProviderError
 from autopatch_tui.core.llm.reach import is_loopback, unreachable_text
-from tests.tui.test_chat import SIZE, make_app, notes, type_and_send, wait_idle
+from tests.tui.test_chat import SIZE, make_app, notes, type_and_send, unreachable_settings, wait_idle
 
 CONFIGURED = "cannot reach the model at the configured endpoint (AUTOPATCH_LLM_BASE_URL) (connection refused)"
 
@@ -56,14 +54,7 @@ def test_any_other_endpoint_is_the_configured_endpoint(url: str) -> None:
 
 
 def test_the_app_never_shows_a_non_loopback_endpoint(repo) -> None:
-    from autopatch_tui.core.settings import load_settings
-
-    with socket.socket() as s:  # a port nobody listens on; 0.0.0.0 connects locally but is not loopback
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    settings = load_settings({**os.environ, "AUTOPATCH_LLM_BASE_URL": f"http://0.0.0.0:{port}/secret-path/v1",
-                              "AUTOPATCH_LLM_MODEL": "gpt-4o", "AUTOPATCH_LLM_API_KEY": "sk-SECRET-KEY"},
-                             llm_max_retries=0, llm_timeout_seconds=5)
+    settings, port = unreachable_settings("0.0.0.0")  # connects locally, but is not loopback
     app = make_app(repo, settings)
 
     async def run() -> None:
