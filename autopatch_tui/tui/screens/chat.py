@@ -159,13 +159,9 @@ class ChatScreen(AppScreen):
     async def _submitted(self, event: PromptInput.Submitted) -> None:
         prompt = self.query_one(PromptInput)
         text = event.text
-        command = None
-        if slash.is_slash(text):
-            try:
-                command = slash.parse(text)
-            except slash.SlashError as exc:
-                await self.log_view.add_note(str(exc), level="warning")
-                return  # the line stays in the prompt to be corrected
+        parsed, command = await self._parse_line(text)
+        if not parsed:
+            return  # the line stays in the prompt to be corrected
         if self.busy and starts_turn(command):
             self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
             return  # nothing is lost: the text stays in the prompt
@@ -173,6 +169,16 @@ class ChatScreen(AppScreen):
         prompt.clear()
         self.query_one(Suggestions).display = False
         await self.submit_line(text, command)
+
+    async def _parse_line(self, text: str) -> tuple[bool, slash.SlashCommand | None]:
+        """(parsed, command): a slash line's command, None for plain text; a bad one is a warning note."""
+        if not slash.is_slash(text):
+            return True, None
+        try:
+            return True, slash.parse(text)
+        except slash.SlashError as exc:
+            await self.log_view.add_note(str(exc), level="warning")
+            return False, None
 
     async def submit_line(self, text: str, command: slash.SlashCommand | None) -> None:
         """Run one prompt line (typed, or resent by retry)."""
@@ -249,14 +255,9 @@ class ChatScreen(AppScreen):
             self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
             return
         self.query_one(PromptInput).focus()
-        command = None
-        if slash.is_slash(line):
-            try:
-                command = slash.parse(line)
-            except slash.SlashError as exc:
-                await self.log_view.add_note(str(exc), level="warning")
-                return
-        await self.submit_line(line, command)
+        parsed, command = await self._parse_line(line)
+        if parsed:
+            await self.submit_line(line, command)
 
     # --- a chat turn --------------------------------------------------------------------
     async def send(self, text: str, intent: str | None) -> None:
