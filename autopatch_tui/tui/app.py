@@ -13,7 +13,7 @@ from pathlib import Path
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -65,12 +65,15 @@ class AutopatchApp(App):
         Binding("question_mark", "help", "Help", id="app.help_question", show=False),  # a text field types "?"
     ]
 
-    job_counts: reactive[tuple[int, int, int, int]] = reactive((0, 0, 0, 0))
-    health: reactive[str] = reactive("healthy")
-    active_thread: reactive[str] = reactive("")
-    memory_version: reactive[int] = reactive(0)
-    job_events: reactive[int] = reactive(0)
-    store_generation: reactive[int] = reactive(0)  # +1 when the app reopened on another store
+    # The App's state is `var`, not `reactive`: a reactive on the App repaints the whole screen on
+    # every change (App.refresh -> a full compositor update, ~20 ms with a chat log), and a busy
+    # worker changes these once or more per job. Screens watch them and refresh only what shows them.
+    job_counts: var[tuple[int, int, int, int]] = var((0, 0, 0, 0))
+    health: var[str] = var("healthy")
+    active_thread: var[str] = var("")
+    memory_version: var[int] = var(0)
+    job_events: var[int] = var(0)
+    store_generation: var[int] = var(0)  # +1 when the app reopened on another store
 
     def __init__(self, services: Services) -> None:
         super().__init__()
@@ -117,7 +120,13 @@ class AutopatchApp(App):
         """Follow `manager`: its events become App messages, its health the App's, its worker runs."""
         self._unsubscribe = manager.events.subscribe(lambda e: self.post_message(CoreEvent(e)))
         self.health = "healthy" if manager.healthy else "degraded"
-        manager.start_background()
+        # The worker starts once a frame is on screen: its first job (importing and building the
+        # model SDK, ~0.5 s of CPU) would otherwise hold the GIL while the first frame is drawn.
+        self.call_after_refresh(self._start_background, manager)
+
+    def _start_background(self, manager: MemoryManager) -> None:
+        if manager is self.manager:  # not one this app has since left (a store merge reopened it)
+            manager.start_background()
 
     def _detach_manager(self) -> None:
         if self._unsubscribe is not None:

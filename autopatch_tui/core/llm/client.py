@@ -11,6 +11,7 @@ the provider's error body never reaches a traceback shown to the user.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -117,23 +118,53 @@ class LLMClient:
         self.json_mode = check_mode(json_mode, "json_mode")  # AUTOPATCH_LLM_JSON_MODE
         self.tools_mode = check_mode(tools_mode, "tools_mode")  # AUTOPATCH_LLM_TOOLS
         self.base_url = base_url  # only as a key of core.llm.endpoint's in-process memory; never shown
+        self._api_key = api_key or _PLACEHOLDER_KEY
+        self._timeout = timeout
+        self._max_retries = max_retries
+        # The SDK (openai, httpx, their pydantic models, an SSL context) costs ~0.5 s of CPU to import
+        # and build. It is built on the first request, not here: the app constructs this client while
+        # it opens, before its first frame, and most commands never call the model.
+        self._sdk_lock = threading.Lock()
+        self._sdk_clients: tuple[Any, Any] | None = None
+        self._closed = False
+
+    def _sdk(self, *, retries: bool = True) -> Any:
+        """The SDK client (with SDK retries, or the same connection pool without them), built once,
+        thread-safely, on first use. A Memory call that timed out must not be repeated behind itself
+        on a server still generating it (the durable job retry covers it): hence the no-retry twin."""
+        clients = self._sdk_clients
+        if clients is None:
+            with self._sdk_lock:
+                if self._closed:  # as the SDK reports a request on a closed client
+                    raise ProviderError("transient_provider", exc_type="ClientClosed")
+                if self._sdk_clients is None:
+                    self._sdk_clients = self._build_sdk()
+                clients = self._sdk_clients
+        return clients[0] if retries else clients[1]
+
+    def _build_sdk(self) -> tuple[Any, Any]:
         try:
             import openai  # imported lazily: it is slow to import and only needed with a model
 
-            self._client = openai.OpenAI(
-                base_url=base_url,
-                api_key=api_key or _PLACEHOLDER_KEY,
-                timeout=timeout,
-                max_retries=max_retries,
+            client = openai.OpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                timeout=self._timeout,
+                max_retries=self._max_retries,
                 http_client=openai.DefaultHttpxClient(event_hooks={"response": [_no_retry_of_refusals]}),
             )
         except _openai_error() as exc:
             raise ConfigError(f"cannot set up the model client: {type(exc).__name__}") from None
-        self._timeout = timeout
-        self._max_retries = max_retries
-        # the same connection pool without SDK retries: a Memory call that timed out must not be
-        # repeated behind itself on a server still generating it (the durable job retry covers it)
-        self._no_retry_client = self._client.with_options(max_retries=0) if max_retries else self._client
+        return client, (client.with_options(max_retries=0) if self._max_retries else client)
+
+    @property
+    def sdk_ready(self) -> bool:
+        """Whether the SDK client has been built (the first request builds it)."""
+        return self._sdk_clients is not None
+
+    def warm(self) -> None:
+        """Build the SDK client now (off the caller's critical path, e.g. in a background thread)."""
+        self._sdk()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClient | None:
@@ -216,7 +247,7 @@ class LLMClient:
             max_tokens=max_tokens,
             response_format=response_format,
         )
-        sdk = self._client if sdk_retries else self._no_retry_client
+        sdk = self._sdk(retries=sdk_retries)
         try:
             reply = sdk.chat.completions.create(**kwargs)
         except _openai_error() as exc:
@@ -292,7 +323,7 @@ class LLMClient:
             tool_choice=tool_choice,
         )
         try:
-            response = self._client.chat.completions.create(stream=True, **kwargs)
+            response = self._sdk().chat.completions.create(stream=True, **kwargs)
         except _openai_error() as exc:
             raise classify_openai_error(exc) from None
         except json.JSONDecodeError:
@@ -373,7 +404,11 @@ class LLMClient:
 
     # ------------------------------------------------------------------------------------------
     def close(self) -> None:
-        self._client.close()
+        with self._sdk_lock:
+            self._closed = True
+            clients, self._sdk_clients = self._sdk_clients, None
+        if clients is not None:
+            clients[0].close()
 
     def __enter__(self) -> LLMClient:
         return self
