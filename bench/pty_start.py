@@ -89,10 +89,16 @@ def one_run(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40), 
             pass
 
 
-def measure(repo: Path, home: Path, runs: int = 5) -> dict[str, float]:
+def app_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The app's environment: this machine's, without AUTOPATCH_* except `home` and `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPATCH_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"AUTOPATCH_HOME": str(home), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none",
-                "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **(extra or {})})
+    return env
+
+
+def measure(repo: Path, home: Path, runs: int = 5, extra_env: dict[str, str] | None = None) -> dict[str, float]:
+    env = app_env(home, extra_env)
     one_run(repo, env)  # warm-up: writes bytecode caches and the store, as a second start finds them
     results = [one_run(repo, env) for _ in range(runs)]
     med = {k: statistics.median(r[k] for r in results if k in r) for k in results[0]}

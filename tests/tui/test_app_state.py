@@ -41,3 +41,33 @@ def test_a_burst_of_memory_changes_reads_the_status_once(repo, settings, monkeyp
             assert app.screen.query_one(StatusBar).pending == 1
 
     asyncio.run(run())
+
+
+def test_app_state_changes_repaint_only_what_shows_them(repo, settings, monkeypatch) -> None:
+    """A busy worker changes the App's state once or more per job. A `reactive` on the App repaints
+    the whole screen on each change (App.refresh: a full compositor update, ~20 ms with a chat log,
+    which is what made typing lag while jobs ran); the status bar alone must follow."""
+    app = make_app(repo, settings)
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            refreshes: list[tuple] = []
+            real_refresh = app.refresh
+
+            def counting_refresh(*args, **kwargs):
+                refreshes.append((args, kwargs))
+                return real_refresh(*args, **kwargs)
+
+            monkeypatch.setattr(app, "refresh", counting_refresh)
+            for n in range(1, 6):
+                app.job_counts = (n, 1, 0, n % 2)
+                app.job_events += 1
+                app.memory_version += 1
+                app.active_thread = f"thread-{n:08d}"
+            await pilot.pause()
+            assert refreshes == []
+            status = app.screen.query_one(StatusBar)
+            assert (status.pending, status.failed, status.thread_id) == (6, 1, "thread-00000005")
+
+    asyncio.run(run())
