@@ -105,13 +105,15 @@ async def startup(repo: Path, settings) -> dict[str, float]:
 PENDING_TURNS = 120
 
 
-def seed_pending(repo: Path, settings, *, processed: bool = False) -> Path:
-    """PENDING_TURNS turns in the active thread, their extraction jobs pending — or, `processed`,
-    already run (against a quick stub in this process), so the app opens on the same chat log with
-    nothing for its worker to do."""
+def seed_pending(repo: Path, settings, *, processed: bool = False, turns: int = PENDING_TURNS, items: int = 0) -> Path:
+    """`turns` turns in the active thread (on a store of `items` Memory items), their extraction
+    jobs pending — or, `processed`, already run (against a quick stub in this process), so the app
+    opens on the same chat log with nothing for its worker to do."""
     mgr = MemoryManager.open(repo, settings)
-    for n in range(PENDING_TURNS):
-        h = mgr.begin_turn(f"note {n}: we always use tabs")
+    if items:
+        seed(mgr, 0, items)
+    for n in range(turns):
+        h = mgr.begin_turn(f"note {n}: we always use tabs in module {n}")
         mgr.complete_turn(h, "ok")
     mgr.close()
     if processed:
@@ -133,18 +135,74 @@ def _slow_extraction(req):  # a model that takes a while: the worker is busy in 
     return {"thread_checkpoint": f"{len(body['turns'])} turns", "candidates": []}
 
 
+def _slow_extraction_with_candidates(req):  # one preference per turn, quoting it: consolidation follows
+    time.sleep(0.05)
+    body = json.loads(req.body["messages"][-1]["content"])
+    cands = []
+    for t in body["turns"]:
+        n = t["user"].split()[1].rstrip(":")
+        statement = f"Always use tabs in module {n}."
+        cands.append({"kind": "user_preference", "subject": f"indentation in module {n}", "statement": statement,
+                      "content": statement, "strength": "soft", "origin": "explicit", "recall_mode": "on_match",
+                      "applies_to_paths": [], "aliases": [], "keywords": ["tabs"],
+                      "sources": [{"turn_id": t["turn_id"], "role": "user", "quote": t["user"]}]})
+    return {"thread_checkpoint": f"{len(body['turns'])} turns", "candidates": cands}
+
+
+def _slow_consolidation(req):  # creates one item per candidate
+    from tests.support.pipeline_helpers import create_all
+
+    time.sleep(0.05)
+    return create_all(req)
+
+
 STUB_PROCESS = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
 sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
-from startup import _slow_extraction
+import startup
 from tests.support.llm_stub import StubLLMServer
 stub = StubLLMServer()
-stub.default("extraction", _slow_extraction)
+if sys.argv[1:] == ["candidates"]:
+    stub.default("extraction", startup._slow_extraction_with_candidates)
+    stub.default("consolidation", startup._slow_consolidation)
+else:
+    stub.default("extraction", startup._slow_extraction)
 print(stub.base_url, flush=True)
 sys.stdin.read()  # until the benchmark closes our stdin
 stub.close()
 """
+
+
+def model_server(*args: str) -> tuple[subprocess.Popen, str]:
+    """The model server in another process, as a real endpoint is; each reply takes 50 ms."""
+    server = subprocess.Popen([sys.executable, "-c", STUB_PROCESS, *args], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    return server, (server.stdout.readline().strip() if server.stdout else "")
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    if server.stdin:
+        server.stdin.close()
+    server.wait(10)
+
+
+def model_env(url: str) -> dict[str, str]:
+    return {"AUTOPATCH_LLM_BASE_URL": url, "AUTOPATCH_LLM_MODEL": "gpt-4o", "AUTOPATCH_LLM_API_KEY": "sk-bench",
+            "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "0"}
+
+
+def print_typing(title: str, t: dict, runs: int) -> None:
+    busy, idle = t["busy"], t["idle"]
+    print(f"typing in a pseudo-terminal, key written -> key drawn, {busy['n']} keys per case over {runs} fresh"
+          f" processes each, one key per 50 ms; {title} ({t['jobs_done'][0]}-{t['jobs_done'][1]} extraction jobs"
+          " done when a busy run's app had exited):")
+    print(f"  worker idle (jobs already processed): p50 {idle['p50']:5.1f} ms, p95 {idle['p95']:5.1f} ms,"
+          f" max {idle['max']:5.1f} ms")
+    print(f"  worker busy (jobs pending, 50 ms model): p50 {busy['p50']:5.1f} ms, p95 {busy['p95']:5.1f} ms,"
+          f" max {busy['max']:5.1f} ms")
+    print(f"  worker cost: p50 {busy['p50'] - idle['p50']:+.1f} ms, p95 {busy['p95'] - idle['p95']:+.1f} ms"
+          "   [target: within one frame, <= 16 ms]")
 
 
 def main() -> None:
@@ -191,13 +249,9 @@ def main() -> None:
         print("    second open: " + ", ".join(f"{n} {r[f'open_{n}_again_ms']:.0f} ({r[f'open_{n}_again_cpu_ms']:.0f})"
                                                for n, _ in SCREENS))
 
-    # the model server in another process, as a real endpoint is; each extraction takes 50 ms
-    server = subprocess.Popen([sys.executable, "-c", STUB_PROCESS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    server, url = model_server()
     try:
-        url = server.stdout.readline().strip() if server.stdout else ""
-        model = {"AUTOPATCH_LLM_BASE_URL": url, "AUTOPATCH_LLM_MODEL": "gpt-4o", "AUTOPATCH_LLM_API_KEY": "sk-bench",
-                 "AUTOPATCH_MEMORY_EXTRACTION_MAX_WAIT_SECONDS": "0"}
+        model = model_env(url)
         model_settings = load_settings({**env, **model})
         pending = seed_pending(make_repo(base / "pending"), model_settings)
         print(f"from process start in a pseudo-terminal, with a model configured and {PENDING_TURNS} extraction jobs"
@@ -207,23 +261,26 @@ def main() -> None:
               f" after it  process CPU to exit {r['cpu_ms']:5.0f} ms   [target: first frame <= 700 ms]")
 
         def typing_repo(name: str, processed: bool) -> Path:
-            return seed_pending(make_repo(base / name), model_settings, processed=processed)
+            return seed_pending(make_repo(base / f"light-{name}"), model_settings, processed=processed)
 
         t = pty_typing.measure(typing_repo, pty_start.app_env(base / "home", model), runs=args.typing_runs)
     finally:
-        if server.stdin:
-            server.stdin.close()
-        server.wait(10)
-    busy, idle = t["busy"], t["idle"]
-    print(f"typing in a pseudo-terminal, key written -> key drawn, {busy['n']} keys per case over {args.typing_runs}"
-          f" fresh processes each, one key per 50 ms ({t['jobs_done'][0]}-{t['jobs_done'][1]} of {PENDING_TURNS}"
-          " extraction jobs done by the end of a busy run):")
-    print(f"  worker idle (jobs already processed): p50 {idle['p50']:5.1f} ms, p95 {idle['p95']:5.1f} ms,"
-          f" max {idle['max']:5.1f} ms")
-    print(f"  worker busy (jobs pending, 50 ms model): p50 {busy['p50']:5.1f} ms, p95 {busy['p95']:5.1f} ms,"
-          f" max {busy['max']:5.1f} ms")
-    print(f"  worker cost: p50 {busy['p50'] - idle['p50']:+.1f} ms, p95 {busy['p95'] - idle['p95']:+.1f} ms"
-          "   [target: within one frame, <= 16 ms]")
+        stop_server(server)
+    print_typing(f"{PENDING_TURNS} extraction jobs, no candidates", t, args.typing_runs)
+    server, url = model_server("candidates")
+    try:
+        model = model_env(url)
+        model_settings = load_settings({**env, **model})
+
+        def heavy_repo(name: str, processed: bool) -> Path:
+            return seed_pending(make_repo(base / f"heavy-{name}"), model_settings, processed=processed, turns=60,
+                                items=10_000)
+
+        t = pty_typing.measure(heavy_repo, pty_start.app_env(base / "home", model), runs=args.typing_runs)
+    finally:
+        stop_server(server)
+    print_typing("60 turns, one candidate each, extraction then consolidation on a 10k-item store", t,
+                 args.typing_runs)
 
 
 if __name__ == "__main__":
