@@ -44,13 +44,22 @@ SCOPE = ("src/app/config.py", "src/app/env.py", "tests/test_config.py")
 # --------------------------------------------------------------------------- store (MemoryManager)
 
 
-def timed_pairs(mgr: MemoryManager, n: int, tag: str = "") -> list[float]:
-    out = []
+class Samples(list):
+    """Wall seconds per pair; `.cpu` holds the same pairs' CPU seconds (this thread's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cpu: list[float] = []
+
+
+def timed_pairs(mgr: MemoryManager, n: int, tag: str = "") -> Samples:
+    out = Samples()
     for i in range(n):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         h = mgr.begin_turn(USER_TEXT.format(i=f"{tag}{i}"), intent="code_explain", scope_paths=SCOPE)
         mgr.complete_turn(h, ANSWER_TEXT.format(i=f"{tag}{i}"))
         out.append(time.perf_counter() - t0)
+        out.cpu.append(time.thread_time() - c0)
     return out
 
 
@@ -103,13 +112,14 @@ def naive_complete(db: Path, turn_id: str, answer: str) -> None:
         conn.close()
 
 
-def naive_pairs(db: Path, n: int, tag: str) -> list[float]:
-    out = []
+def naive_pairs(db: Path, n: int, tag: str) -> Samples:
+    out = Samples()
     for i in range(n):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         tid = naive_begin(db, USER_TEXT.format(i=f"{tag}{i}"), "naive-owner")
         naive_complete(db, tid, ANSWER_TEXT.format(i=f"{tag}{i}"))
         out.append(time.perf_counter() - t0)
+        out.cpu.append(time.thread_time() - c0)
     return out
 
 
@@ -122,17 +132,18 @@ def writer(repo: str, home: str, n: int, tag: str, barrier, results) -> None:  #
         try:
             barrier.wait(timeout=120)
             start = time.monotonic()
-            ids, lat = [], []
+            ids, lat, cpu = [], [], []
             for i in range(n):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 h = mgr.begin_turn(USER_TEXT.format(i=f"{tag}-{i}"), intent="code_explain", scope_paths=SCOPE)
                 mgr.complete_turn(h, ANSWER_TEXT.format(i=f"{tag}-{i}"))
                 lat.append(time.perf_counter() - t0)
+                cpu.append(time.thread_time() - c0)
                 ids.append(h.turn_id)
             end = time.monotonic()
         finally:
             mgr.close()
-        results.put(("ok", tag, start, end, ids, lat))
+        results.put(("ok", tag, start, end, ids, lat, cpu))
     except BaseException as exc:  # report to the parent instead of hanging it
         results.put(("error", tag, repr(exc)))
         raise
@@ -159,6 +170,7 @@ def multi_process(base: Path, procs: int, per_proc: int) -> dict[str, object]:
     end = max(g[3] for g in got)
     ids = [i for g in got for i in g[4]]
     lat = [x for g in got for x in g[5]]
+    cpu = [x for g in got for x in g[6]]
 
     db = repo / ".autopatch-j" / "memory.db"
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -172,7 +184,7 @@ def multi_process(base: Path, procs: int, per_proc: int) -> dict[str, object]:
     lost = [i for i in ids if i not in stored or stored[i][3] != "completed"]
     seqs = sorted(r[2] for r in rows)
     return {
-        "pairs": len(ids), "elapsed": end - start, "tps": len(ids) / (end - start), "lat": lat,
+        "pairs": len(ids), "elapsed": end - start, "tps": len(ids) / (end - start), "lat": lat, "cpu": cpu,
         "rows": len(rows), "lost": len(lost), "jobs": jobs, "active": active,
         "unique_seq": len(set(seqs)) == len(seqs), "contiguous": seqs == list(range(1, len(seqs) + 1)),
         "threads": len({r[1] for r in rows}),
@@ -220,14 +232,15 @@ def main() -> None:
         naive_sync = nconn.execute("PRAGMA synchronous").fetchone()[0]
         nconn.close()
 
-        def row(name: str, lat: list[float], target: bool) -> list[object]:
+        def row(name: str, lat: Samples, target: bool) -> list[object]:
             p95 = percentile(lat, 95)
             return [name, len(lat), ms(percentile(lat, 50)), ms(p95), ms(max(lat)),
+                    f"{ms(percentile(lat.cpu, 50))} / {ms(percentile(lat.cpu, 95))}",
                     f"{len(lat) / sum(lat):.0f}", ("<= 2 ms: " + verdict(p95 <= P95_TARGET)) if target else "-"]
 
         sync_names = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
         print(f"Single process, begin_turn + complete_turn per pair (after {WARMUP} warm-up pairs)")
-        table(["variant", "pairs", "p50", "p95", "max", "pairs/s", "target p95"], [
+        table(["variant", "pairs", "p50", "p95", "max", "CPU p50 / p95", "pairs/s", "target p95"], [
             row(f"store: {journal}, synchronous={sync_names.get(sync_before, sync_before)}, persistent conn",
                 normal, True),
             row(f"store: {journal}, synchronous=FULL (pragma set on the manager's connection)", full, True),
@@ -236,7 +249,8 @@ def main() -> None:
         ])
         p50n, p95n = percentile(normal, 50), percentile(normal, 95)
         p50v, p95v = percentile(naive, 50), percentile(naive, 95)
-        print(f"ratio naive/store: p50 x{p50v / p50n:.1f}, p95 x{p95v / p95n:.1f};  "
+        print(f"ratio naive/store: p50 x{p50v / p50n:.1f}, p95 x{p95v / p95n:.1f},"
+              f" CPU p50 x{percentile(naive.cpu, 50) / percentile(normal.cpu, 50):.1f};  "
               f"FULL/NORMAL p95 x{percentile(full, 95) / p95n:.2f}")
         print()
 
@@ -248,6 +262,8 @@ def main() -> None:
              f">= {TPS_TARGET:.0f}: {verdict(r['tps'] >= TPS_TARGET)}"],
             ["pair latency under contention p50 / p95 / max",
              f"{ms(percentile(lat, 50))} / {ms(percentile(lat, 95))} / {ms(max(lat))}", "-"],
+            ["pair CPU time under contention p50 / p95",
+             f"{ms(percentile(r['cpu'], 50))} / {ms(percentile(r['cpu'], 95))}", "-"],
             ["turn rows stored / returned", f"{r['rows']} / {r['pairs']}", "equal"],
             ["lost turns", r["lost"], f"0: {verdict(r['lost'] == 0 and r['rows'] == r['pairs'])}"],
             ["sequences unique / contiguous 1..n", f"{r['unique_seq']} / {r['contiguous']}", "True / True"],
