@@ -105,7 +105,17 @@ def item_sources(conn: sqlite3.Connection, item_row_id: int) -> list[SourceQuote
         " WHERE ic.item_row_id = ? ORDER BY c.created_at, s.candidate_id, s.ordinal",
         (item_row_id,),
     ).fetchall()
-    return [SourceQuote(turn_id=r["turn_id"], role=r["role"], quote=r["quote"]) for r in rows]
+    # The same quote reached through two candidates is one piece of evidence, shown once: a topic
+    # merge's candidate carries a copy of the imported item's quotes, and that item's own
+    # candidates move along to the merged revision (see stores.topic_merge).
+    seen: set[tuple[str, str, str]] = set()
+    out: list[SourceQuote] = []
+    for r in rows:
+        key = (r["turn_id"], r["role"], r["quote"])
+        if key not in seen:
+            seen.add(key)
+            out.append(SourceQuote(turn_id=r["turn_id"], role=r["role"], quote=r["quote"]))
+    return out
 
 
 def show_item(conn: sqlite3.Connection, item_id: str) -> ItemDetail:
