@@ -14,8 +14,16 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
-from autopatch_tui.core.recall.matching import Match, _Specificity, lexical_matches, standing_rows
+from autopatch_tui.core.recall.matching import (
+    GLOB,
+    UNIVERSAL,
+    Match,
+    lexical_matches,
+    parsed_applies,
+    standing_rows,
+)
 from autopatch_tui.core.recall.memo import memo
+from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 
 MAX_STATEMENT_CHARS = 240
@@ -70,14 +78,14 @@ class _Lane:
     weighs at least a quarter token, so ceil(len(line) / 4) + 1 never exceeds the exact cost."""
 
     def __init__(self, matches: list[Match], bounds: dict[int, int] | None = None,
-                 min_bound: int | None = None) -> None:
+                 min_bound: int | None = None, exact: dict[int, int] | None = None) -> None:
         self.matches = matches
         # lower bounds by row ID (a standing lane shares its base's); once the room left is below the
         # cheapest one, nothing more can fit and the fill stops
         self.bounds = bounds if bounds is not None else {m.row["row_id"]: _lower_bound(m) for m in matches}
         self.min_bound = (min((self.bounds[m.row["row_id"]] for m in matches), default=0)
                           if min_bound is None else min_bound)  # any lower value stays correct
-        self.exact: dict[int, int] = {}
+        self.exact: dict[int, int] = {} if exact is None else exact  # row ID -> exact line cost
 
     def fill(self, budget: int) -> tuple[list[Match], int]:
         kept: list[Match] = []
@@ -118,16 +126,69 @@ MAX_LANE_SCOPES = 64  # standing lanes kept per Memory version (one per policy a
 @dataclass
 class _StandingBase:
     """A policy's `always` items, read once per Memory version: the project-wide ones already ranked
-    (for every scope they rank by logical ID, after the path-specific ones), the path-scoped rows
-    (only their applicability depends on the scope), and each item's line-cost bound."""
+    (for every scope they rank by logical ID, after the path-specific ones) with their logical IDs,
+    the path-scoped rows indexed by what covers a scope (see `_ScopeIndex`), each item's line-cost
+    bound, and the exact line costs computed so far (a line does not depend on the scope, so every
+    lane of this base shares them)."""
 
     project_wide: list[Match]
     scoped: list[sqlite3.Row]
     bounds: dict[int, int]
+    index: "_ScopeIndex" = field(init=False)
+    wide_ids: list[str] = field(init=False)
+    min_bound: int = field(init=False)
+    exact: dict[int, int] = field(default_factory=dict)
 
-    @property
-    def min_bound(self) -> int:
-        return min(self.bounds.values(), default=0)
+    def __post_init__(self) -> None:
+        self.index = _ScopeIndex(self.scoped)
+        self.wide_ids = [m.row["logical_id"] for m in self.project_wide]
+        self.min_bound = min(self.bounds.values(), default=0)
+
+
+class _ScopeIndex:
+    """The path-scoped `always` rows by applies-to entry, so that a new scope costs a few dict
+    lookups instead of a pass over every row: a literal entry covers a scope path exactly when it is
+    the path or one of its ancestor directories (`path_covers` on normalized forms), so the scope's
+    own prefixes are looked up; universal entries (``""``, ``*``, ``**``) cover every scope; glob
+    entries (few) are tested with `path_covers`. The specificity of a row is the highest of its
+    covering entries' (as `path_applicability`); a row whose list is empty is project-wide (0)."""
+
+    def __init__(self, rows: list[sqlite3.Row]) -> None:
+        self.literal: dict[str, list[tuple[int, int]]] = {}
+        self.glob: dict[str, list[tuple[int, int]]] = {}
+        self.universal: list[tuple[int, int]] = []
+        self.empty: list[int] = []
+        for i, r in enumerate(rows):
+            applies = parsed_applies(r["applies_to_paths"])
+            if not applies:
+                self.empty.append(i)
+            for kind, entry, pattern, spec in applies:
+                if kind == UNIVERSAL:
+                    self.universal.append((i, spec))
+                elif kind == GLOB:
+                    self.glob.setdefault(entry, []).append((i, spec))
+                else:
+                    self.literal.setdefault(pattern, []).append((i, spec))
+
+    def specificities(self, paths: tuple[str, ...]) -> dict[int, int]:
+        """Row position -> specificity >= 0 for the rows that apply to `paths` (the others: -1)."""
+        best: dict[int, int] = dict.fromkeys(self.empty, 0)
+        if not paths:
+            return best
+        hits: list[tuple[int, int]] = list(self.universal)
+        for target in dict.fromkeys(normalize_path(p) for p in paths):
+            if not target:
+                continue
+            segments = target.split("/")
+            for k in range(1, len(segments) + 1):
+                hits += self.literal.get("/".join(segments[:k]), ())
+        for entry, rows in self.glob.items():
+            if any(path_covers(entry, p) for p in paths):
+                hits += rows
+        for i, spec in hits:
+            if spec > best.get(i, -1):
+                best[i] = spec
+        return best
 
 
 def _base_of(rows: list[sqlite3.Row]) -> _StandingBase:
@@ -167,33 +228,29 @@ def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingB
 def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> _Lane:
     """The standing lane of one policy and scope (memoized per Memory version, `memo`): the
     path-scoped `always` items that cover the scope, ranked, then the spec-0 ones merged by logical
-    ID with the pre-ranked project-wide ones. A new scope costs one pass over the path-scoped
-    `always` items (applicability is cached per applies-to list), never a query; a request then walks
-    the lane only until its budget is spent (`_Lane.fill` stops when nothing later can fit)."""
+    ID with the pre-ranked project-wide ones. A new scope costs a few lookups in the base's
+    `_ScopeIndex` (never a query, never a pass over every `always` row); a request then walks the
+    lane only until its budget is spent (`_Lane.fill` stops when nothing later can fit)."""
     lanes = memo(conn).setdefault("standing_lane", {})
     key = (policy, paths)
     lane = lanes.get(key)
     if lane is None:
         base = _standing_base(conn, policy)
-        spec_of = _Specificity(paths)
+        scoped = base.scoped
         specific: list[Match] = []
         general: list[Match] = []
-        for r in base.scoped:
-            spec = spec_of(r["applies_to_paths"])
-            if spec > 0:
-                specific.append(Match(r, 0, 0, spec))
-            elif spec == 0:
-                general.append(Match(r, 0, 0, 0))
+        for i, spec in sorted(base.index.specificities(paths).items()):
+            (specific if spec > 0 else general).append(Match(scoped[i], 0, 0, spec))
         specific.sort(key=Match.sort_key)
         merged = base.project_wide
         if general:  # a few spec-0 path-scoped items (globs, "*"): inserted into the ranked base
             merged = list(merged)
-            keys = [m.row["logical_id"] for m in merged]
+            keys = list(base.wide_ids)
             for m in sorted(general, key=Match.sort_key, reverse=True):
                 at = bisect.bisect_left(keys, m.row["logical_id"])
                 merged.insert(at, m)
                 keys.insert(at, m.row["logical_id"])
-        lane = _Lane(specific + merged, base.bounds, base.min_bound)
+        lane = _Lane(specific + merged, base.bounds, base.min_bound, base.exact)
         if len(lanes) >= MAX_LANE_SCOPES:
             lanes.pop(next(iter(lanes)))
         lanes[key] = lane
