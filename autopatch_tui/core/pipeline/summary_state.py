@@ -50,9 +50,12 @@ class _Section:
     count: int = 0
     rows: dict[int, Listed] = field(default_factory=dict)  # the listed rows by row ID
     cut: tuple[float, int] | None = None  # the lowest listed order key when more items exist than listed
+    shown: list[str] | None = None  # the lines in display order, while the listed rows are unchanged
 
     def lines(self) -> list[str]:
-        return [line for _, _, line in sorted(self.rows.values(), key=lambda e: e[1])]
+        if self.shown is None:
+            self.shown = [line for _, _, line in sorted(self.rows.values(), key=lambda e: e[1])]
+        return self.shown
 
 
 @dataclass
@@ -112,6 +115,7 @@ def _apply(conn: sqlite3.Connection, st: _State, retired: set[int], version: int
             touched.add(r["kind"])
     for kind in touched:
         sec = st.sections[kind]
+        sec.shown = None
         if sec.cut is not None and len(sec.rows) < limit:  # rows below the old cut-off move up
             missing = limit - len(sec.rows)
             at, row_id = sec.cut
