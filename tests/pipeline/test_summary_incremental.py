@@ -171,3 +171,19 @@ def test_a_restart_never_trusts_a_state_it_did_not_build(manager) -> None:
     text = manager.paths.summary.read_text(encoding="utf-8")
     want, _ = summary.render(conn, now=manager.runner.clock.now())
     assert text.split("\n", 3)[3] == want.split("\n", 3)[3]  # the same items and counts (header time aside)
+
+
+def test_a_rare_kinds_most_recent_rows_are_the_same_whichever_way_they_are_read(manager, monkeypatch) -> None:
+    # a rare kind is read whole and cut in Python, a common one through the (status, updated_at) index
+    monkeypatch.setattr(summary, "MAX_ITEMS_PER_KIND", 3)
+    conn = manager.store.conn()
+    w = Writer(conn, active_thread(conn), random.Random(11))
+    with write_txn(conn):
+        for n in range(45):
+            kind = "user_preference" if n % 9 == 0 else "project_decision"
+            insert_revision(conn, w.fields(kind), logical_id=None, revision=1, now=w.rng.choice((5.0, 9.0, 1.0, 9.0)))
+        bump_data_version(conn)
+    got, _ = summary_state.render(conn, now=1.0)
+    assert summary_state.stats["full"] >= 1
+    assert got == summary.render(conn, now=1.0)[0]
+    assert "## User preferences (5)" in got and "… and 2 more" in got

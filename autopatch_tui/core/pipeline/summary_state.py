@@ -22,6 +22,7 @@ commits, revisions and forgets against it)."""
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import sqlite3
@@ -39,6 +40,7 @@ _TOP_SQL = (f"SELECT {_COLS} FROM memory_items WHERE status = 'active' AND kind 
 _BELOW_SQL = (f"SELECT {_COLS} FROM memory_items WHERE status = 'active' AND kind = ?"
               " AND (updated_at < ? OR (updated_at = ? AND row_id < ?)) ORDER BY updated_at DESC, row_id DESC LIMIT ?")
 _COUNT_SQL = "SELECT count(*) FROM memory_items WHERE status = 'active' AND recall_mode = ? AND kind = ?"
+_KIND_SQL = f"SELECT {_COLS} FROM memory_items WHERE status = 'active' AND recall_mode = ? AND kind = ?"
 _NEW_SQL = f"SELECT {_COLS} FROM memory_items WHERE row_id > ?"
 _KINDS_SQL = "SELECT row_id, kind FROM memory_items WHERE row_id IN (SELECT value FROM json_each(?))"
 
@@ -50,11 +52,29 @@ class _Section:
     count: int = 0
     rows: dict[int, Listed] = field(default_factory=dict)  # the listed rows by row ID
     cut: tuple[float, int] | None = None  # the lowest listed order key when more items exist than listed
-    shown: list[str] | None = None  # the lines in display order, while the listed rows are unchanged
+    order: list[tuple[tuple[str, str], int]] = field(default_factory=list)  # (display key, row ID), sorted
+    shown: list[str] = field(default_factory=list)  # the lines, aligned with `order`
+
+    def fill(self, rows: list[sqlite3.Row]) -> None:
+        self.rows = {r["row_id"]: _listed(r) for r in rows}
+        self.order = sorted((e[1], row_id) for row_id, e in self.rows.items())
+        self.shown = [self.rows[row_id][2] for _, row_id in self.order]
+
+    def add(self, row_id: int, entry: Listed) -> None:
+        self.rows[row_id] = entry
+        at = bisect.bisect_left(self.order, (entry[1], row_id))
+        self.order.insert(at, (entry[1], row_id))
+        self.shown.insert(at, entry[2])
+
+    def remove(self, row_id: int) -> bool:
+        entry = self.rows.pop(row_id, None)
+        if entry is None:
+            return False
+        at = bisect.bisect_left(self.order, (entry[1], row_id))
+        del self.order[at], self.shown[at]
+        return True
 
     def lines(self) -> list[str]:
-        if self.shown is None:
-            self.shown = [line for _, _, line in sorted(self.rows.values(), key=lambda e: e[1])]
         return self.shown
 
 
@@ -78,12 +98,19 @@ def _listed(r: sqlite3.Row) -> Listed:
 
 def _full(conn: sqlite3.Connection, key: change_journal.StoreKey, poison: int, version: int) -> _State:
     limit = summary.MAX_ITEMS_PER_KIND
-    sections = {}
-    for kind in summary.KIND_TITLES:
-        sec = _Section(count=sum(conn.execute(_COUNT_SQL, (mode, kind)).fetchone()[0] for mode in C.RECALL_MODES))
-        sec.rows = {r["row_id"]: _listed(r) for r in conn.execute(_TOP_SQL, (kind, limit))}
+    sections = {kind: _Section(count=sum(conn.execute(_COUNT_SQL, (mode, kind)).fetchone()[0]
+                                         for mode in C.RECALL_MODES)) for kind in summary.KIND_TITLES}
+    total = sum(sec.count for sec in sections.values())
+    for kind, sec in sections.items():
+        if sec.count * sec.count <= limit * total:
+            # a rare kind: walking the (status, updated_at) index for its most recent rows would pass
+            # over ~limit * total / count rows of other kinds; reading all of its own rows is cheaper
+            rows = [r for mode in C.RECALL_MODES for r in conn.execute(_KIND_SQL, (mode, kind))]
+            rows = heapq.nlargest(limit, rows, key=lambda r: (r["updated_at"], r["row_id"]))
+        else:
+            rows = conn.execute(_TOP_SQL, (kind, limit)).fetchall()
+        sec.fill(rows)
         _set_cut(sec)
-        sections[kind] = sec
     max_row_id = conn.execute("SELECT coalesce(max(row_id), 0) FROM memory_items").fetchone()[0]
     return _State(key, poison, version, max_row_id, sections)
 
@@ -102,7 +129,7 @@ def _apply(conn: sqlite3.Connection, st: _State, retired: set[int], version: int
             if sec is None:
                 continue
             sec.count -= 1  # it was active at the last render
-            if sec.rows.pop(row_id, None) is not None:
+            if sec.remove(row_id):
                 touched.add(kind)
     for r in conn.execute(_NEW_SQL, (st.max_row_id,)).fetchall():
         st.max_row_id = max(st.max_row_id, r["row_id"])
@@ -111,19 +138,19 @@ def _apply(conn: sqlite3.Connection, st: _State, retired: set[int], version: int
             continue
         sec.count += 1
         if sec.cut is None or (r["updated_at"], r["row_id"]) > sec.cut:
-            sec.rows[r["row_id"]] = _listed(r)
+            sec.add(r["row_id"], _listed(r))
             touched.add(r["kind"])
     for kind in touched:
         sec = st.sections[kind]
-        sec.shown = None
         if sec.cut is not None and len(sec.rows) < limit:  # rows below the old cut-off move up
             missing = limit - len(sec.rows)
             at, row_id = sec.cut
             for r in conn.execute(_BELOW_SQL, (kind, at, at, row_id, missing)):
-                sec.rows[r["row_id"]] = _listed(r)
-        if len(sec.rows) > limit:
-            keep = heapq.nlargest(limit, sec.rows.items(), key=lambda kv: kv[1][0])
-            sec.rows = dict(keep)
+                sec.add(r["row_id"], _listed(r))
+        excess = len(sec.rows) - limit
+        if excess > 0:  # the least recently updated leave the list
+            for row_id, _ in heapq.nsmallest(excess, sec.rows.items(), key=lambda kv: kv[1][0]):
+                sec.remove(row_id)
         _set_cut(sec)
     st.version = version
 
