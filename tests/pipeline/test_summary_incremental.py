@@ -187,3 +187,28 @@ def test_a_rare_kinds_most_recent_rows_are_the_same_whichever_way_they_are_read(
     assert summary_state.stats["full"] >= 1
     assert got == summary.render(conn, now=1.0)[0]
     assert "## User preferences (5)" in got and "… and 2 more" in got
+
+
+def test_the_runner_refreshes_incrementally_after_its_own_commits_and_forgets(make_manager, llm_stub) -> None:
+    from tests.support.pipeline_helpers import add_turn, cand, create_all, ext_reply, src
+
+    mgr = make_manager()
+    llm_stub.default("consolidation", create_all)
+    for text, subject in (("From now on always use tabs.", "indentation style"),
+                          ("Keep lines under 100 characters.", "line length")):
+        t = add_turn(mgr, text, "ok")
+        llm_stub.script("extraction", ext_reply(cand(src(t, "user", text.rstrip(".")), subject=subject,
+                                                     statement=text)))
+        while mgr.runner.step(force=True) is not None:
+            pass
+        before = dict(summary_state.stats)
+        mgr.runner.summary_schedule.flush()
+    assert summary_state.stats["incremental"] == before["incremental"] + 1  # the second refresh
+    assert summary_state.stats["full"] == before["full"]
+    mgr.forget(mgr.list_items()[0].id)  # a forget through the manager is journaled too
+    before = dict(summary_state.stats)
+    mgr.runner.refresh_summary()
+    assert summary_state.stats["incremental"] == before["incremental"] + 1
+    body = mgr.paths.summary.read_text(encoding="utf-8").split("\n", 3)[3]
+    assert body == summary.render(mgr.store.conn(), now=0.0)[0].split("\n", 3)[3]
+    assert "(1)" in body and mgr.status().summary.status == "current"
