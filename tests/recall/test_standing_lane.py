@@ -33,3 +33,26 @@ def test_thread_discussions_stay_in_their_thread_and_merge_by_logical_id(manager
             assert (mine.logical_id in ids) == (intent == "general_chat")
             assert (scoped.logical_id in ids) == bool(paths) and (not paths or ids[0] == scoped.logical_id)
             assert {p.logical_id for p in project} <= set(ids)
+
+
+def test_the_scope_index_gives_every_rows_path_applicability() -> None:
+    # the index looks up a scope's own prefixes instead of testing every row: it must agree with
+    # `path_applicability` on literal, universal, glob, unnormalized and look-alike entries
+    import json
+    import random
+
+    from autopatch_tui.core.recall.matching import path_applicability
+    from autopatch_tui.core.recall.memory_map import _ScopeIndex
+
+    paths_pool = ["src/net/client.py", "src/net", "src", "docs/a.md", "./src//net/x.py", "lib/[id].tsx", "srcx/a.py",
+                  "src/NET/client.py", "", "src/net/client.py/extra", " src / net "]
+    applies_pool = [[], [""], ["*"], ["**"], ["src"], ["src/"], ["src/net"], ["src/net/client.py"], ["docs", "src/net"],
+                    ["**/*.py"], ["src/*"], ["src/*.py"], ["*.md"], ["lib/[id].tsx"], ["srcx"], ["src/net/**"],
+                    ["SRC"], ["src/net/client.py/extra"], ["./src//net"], ["src/n?t", "docs"], ["src", "src/net/client.py"]]
+    rng = random.Random(8)
+    rows = [{"applies_to_paths": json.dumps(rng.choice(applies_pool))} for _ in range(120)]
+    index = _ScopeIndex(rows)  # type: ignore[arg-type]
+    for _ in range(300):
+        paths = tuple(rng.sample(paths_pool, rng.randint(0, 3)))
+        want = {i: s for i, r in enumerate(rows) if (s := path_applicability(r["applies_to_paths"], paths)) >= 0}
+        assert index.specificities(paths) == want, paths
