@@ -10,6 +10,8 @@ and stays reachable through `memory_search`. No hit → no padding."""
 from __future__ import annotations
 
 import bisect
+import functools
+import re
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -78,7 +80,8 @@ class _Lane:
     weighs at least a quarter token, so ceil(len(line) / 4) + 1 never exceeds the exact cost."""
 
     def __init__(self, matches: list[Match], bounds: dict[int, int] | None = None,
-                 min_bound: int | None = None, exact: dict[int, int] | None = None) -> None:
+                 min_bound: int | None = None, exact: dict[int, int] | None = None,
+                 segments: list[list] | None = None) -> None:
         self.matches = matches
         # lower bounds by row ID (a standing lane shares its base's); once the room left is below the
         # cheapest one, nothing more can fit and the fill stops
@@ -86,25 +89,65 @@ class _Lane:
         self.min_bound = (min((self.bounds[m.row["row_id"]] for m in matches), default=0)
                           if min_bound is None else min_bound)  # any lower value stays correct
         self.exact: dict[int, int] = {} if exact is None else exact  # row ID -> exact line cost
+        # the lane as consecutive parts [matches, skip bytes or None, start, end]: `matches[start:end]`
+        # in rank order. A standing lane's project-wide parts are ranges of its base's ranked list and
+        # share its skip bytes (`skip_bytes`); a long part without bytes gets its own on first use
+        self.segments = segments if segments is not None else [[matches, None, 0, len(matches)]]
 
     def fill(self, budget: int) -> tuple[list[Match], int]:
         kept: list[Match] = []
         used = 0
-        bounds, exact = self.bounds, self.exact
-        for m in self.matches:
-            if budget - used < self.min_bound:
+        for seg in self.segments:
+            if seg[1] is None and len(seg[0]) > SKIP_SCAN_MIN:
+                seg[1] = skip_bytes(seg[0], self.bounds, self.exact)
+            used, stop = self._fill_part(seg[0], seg[1], seg[2], seg[3], budget, used, kept)
+            if stop:
                 break
+        return kept, used
+
+    def _fill_part(self, matches: list[Match], skip: bytearray | None, i: int, n: int, budget: int, used: int,
+                   kept: list[Match]) -> tuple[int, bool]:
+        bounds, exact = self.bounds, self.exact
+        while i < n:
+            room = budget - used
+            if room < self.min_bound:
+                return used, True
+            if skip is not None:  # jump to the next item that may fit (the ones between cannot)
+                found = _fits(room).search(skip, i, n)
+                if found is None:
+                    return used, False
+                i = found.start()
+            m = matches[i]
+            i += 1
             row_id = m.row["row_id"]
             if used + bounds[row_id] > budget:
                 continue
             cost = exact.get(row_id)
             if cost is None:
                 cost = exact[row_id] = estimate_tokens(item_line(m)) + 1
+            if skip is not None:
+                skip[i - 1] = min(cost, 255)  # from now on this part is skipped by its exact cost
             if used + cost > budget:
                 continue
             kept.append(m)
             used += cost
-        return kept, used
+        return used, False
+
+
+def skip_bytes(matches: list[Match], bounds: dict[int, int], exact: dict[int, int]) -> bytearray:
+    """One byte per match: its exact line cost if known, else its lower bound, capped at 255 (the cap
+    only lets more through to the exact check, never fewer), so the next item that may fit is found
+    by a C-level scan (`_fits`). Exact costs found later are written in by the fill."""
+    return bytearray(min(exact.get(r, bounds[r]), 255) for r in (m.row["row_id"] for m in matches))
+
+
+SKIP_SCAN_MIN = 256  # a lane longer than this is scanned for fitting items with `_fits`
+
+
+@functools.lru_cache(maxsize=512)
+def _fits(room: int) -> re.Pattern[bytes]:
+    """A byte class matching every lower bound <= `room` (>= 0)."""
+    return re.compile(b"[\\x00-" + re.escape(bytes([min(room, 255)])) + b"]")
 
 
 _LINE_FIXED_CHARS = len("- [] (): — ") + 2  # the separators of item_line
@@ -138,11 +181,14 @@ class _StandingBase:
     wide_ids: list[str] = field(init=False)
     min_bound: int = field(init=False)
     exact: dict[int, int] = field(default_factory=dict)
+    wide_skip: bytearray | None = field(init=False)  # `skip_bytes` of project_wide, shared by its lanes
 
     def __post_init__(self) -> None:
         self.index = _ScopeIndex(self.scoped)
         self.wide_ids = [m.row["logical_id"] for m in self.project_wide]
         self.min_bound = min(self.bounds.values(), default=0)
+        self.wide_skip = (skip_bytes(self.project_wide, self.bounds, self.exact)
+                          if len(self.project_wide) > SKIP_SCAN_MIN else None)
 
 
 class _ScopeIndex:
@@ -242,15 +288,22 @@ def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
         for i, spec in sorted(base.index.specificities(paths).items()):
             (specific if spec > 0 else general).append(Match(scoped[i], 0, 0, spec))
         specific.sort(key=Match.sort_key)
-        merged = base.project_wide
-        if general:  # a few spec-0 path-scoped items (globs, "*"): inserted into the ranked base
-            merged = list(merged)
-            keys = list(base.wide_ids)
-            for m in sorted(general, key=Match.sort_key, reverse=True):
-                at = bisect.bisect_left(keys, m.row["logical_id"])
-                merged.insert(at, m)
-                keys.insert(at, m.row["logical_id"])
-        lane = _Lane(specific + merged, base.bounds, base.min_bound, base.exact)
+        # the spec-0 path-scoped items (globs, "*"; few) go between the pre-ranked project-wide ones,
+        # by logical ID: the lane is the specific items, then ranges of the base's list (sharing its
+        # skip bytes) with the general items in between
+        wide, ids = base.project_wide, base.wide_ids
+        segments: list[list] = [[specific, None, 0, len(specific)]]
+        matches = list(specific)
+        start = 0
+        for m in sorted(general, key=Match.sort_key):
+            at = bisect.bisect_left(ids, m.row["logical_id"])
+            segments += [[wide, base.wide_skip, start, at], [[m], None, 0, 1]]
+            matches += wide[start:at]
+            matches.append(m)
+            start = at
+        segments.append([wide, base.wide_skip, start, len(wide)])
+        matches += wide[start:]
+        lane = _Lane(matches, base.bounds, base.min_bound, base.exact, segments)
         if len(lanes) >= MAX_LANE_SCOPES:
             lanes.pop(next(iter(lanes)))
         lanes[key] = lane
