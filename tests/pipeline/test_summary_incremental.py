@@ -154,6 +154,18 @@ def test_what_the_journal_cannot_vouch_for_forces_a_full_render(manager, repo, m
     w.commit(0, 1)
     check(conn, 6.0)
 
+    # a clear deletes every row (row IDs start again below the highest one seen) and bumps the generation
+    from autopatch_tui.core.memory.clear import clear_healthy
+
+    clear_healthy(conn, now=w.tick())
+    w.thread = active_thread(conn)
+    w.commit(3, 0)
+    n = full_renders()
+    check(conn, 7.0)
+    assert full_renders() == n + 1
+    w.commit(1, 1)
+    check(conn, 8.0)
+
 
 def test_a_restart_never_trusts_a_state_it_did_not_build(manager) -> None:
     conn = manager.store.conn()
