@@ -16,7 +16,13 @@ them here:
 A reader trusts the journal only for a range of versions it fully covers (`retired_between`), for
 the same store file, creation time and generation (a `memory clear` bumps the generation), and
 while `poison()` is unchanged. Anything else — another process's commit, a merge, a clear, a restart
-— is a gap, and the reader falls back to a full render. Nothing here is written to disk."""
+— is a gap, and the reader falls back to a full render. Nothing here is written to disk.
+
+Every retirement the product makes is either tracked (consolidation, forget) or comes with a version
+bump in its own transaction (a merge), which leaves a gap. `poison` guards a retirement that does
+neither (a test or a tool calling `retire_revision` directly): the next refresh notices it, unless
+that transaction was still uncommitted while the refresh read. So such a writer must bump the
+version (`bump_data_version`) as every product writer does."""
 
 from __future__ import annotations
 
