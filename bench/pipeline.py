@@ -2,6 +2,7 @@
 committing one consolidated item into large stores (issue 3).
 
     .venv/bin/python bench/pipeline.py [--turns 200] [--chat-ms 60] [--memory-ms 20] [--sizes 1000,10000,100000]
+        [--commits 50] [--summary-reps 10] [--parts ABCD]
 
 Part A: a scripted 200-turn conversation through the OpenAI-compatible stub server on 127.0.0.1
 (real HTTP through the SDK). Extraction replies are computed from the request: a checkpoint that
@@ -19,7 +20,12 @@ Part B: one consolidated item (one `create`) committed into a store holding 1k /
 items (seeded with `item_writes.insert_revision` in one transaction, overlapping vocabulary): load
 candidates + `consolidation.related_items` + checks + `consolidation.commit` (lease proof, operations,
 job state), p50/p95 over ~50 commits each, beside the reference implementation's 2.3 s / 29.5 s.
-The review-summary refresh the runner does after every changed consolidation is shown separately.
+The review-summary refresh (coalesced by the worker, off the commit path) is shown separately.
+
+Part C: an idle worker poll against a history of finished jobs. Part D: the review-summary refresh
+at each size of part B — the old full render, the new full render (state rebuilt) and the
+incremental refresh after one commit, wall and CPU, in the same process, each incremental text
+compared with a full render.
 
 Targets (issue 3): <= 0.5 Memory calls per completed turn; <= 10 ms per committed item at 100k."""
 
@@ -47,7 +53,7 @@ from autopatch_tui.core.memory.item_writes import identity_key, insert_revision 
 from autopatch_tui.core.memory.items import ItemFields  # noqa: E402
 from autopatch_tui.core.memory.sqlite import write_txn  # noqa: E402
 from autopatch_tui.core.ids import new_id  # noqa: E402
-from autopatch_tui.core.pipeline import consolidation, extraction, summary  # noqa: E402
+from autopatch_tui.core.pipeline import consolidation, extraction, summary, summary_state  # noqa: E402
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ConsolidationOut, SourceOut, validate_reply  # noqa: E402
 from tests.support.llm_stub import CapturedRequest, Reply, StubLLMServer  # noqa: E402
 
@@ -599,7 +605,53 @@ def commit_one(mgr: MemoryManager, lease: jobs.Lease) -> tuple[float, float, flo
     return t4 - t0, t2 - t1, t4 - t3, len(related), cpu
 
 
-def scale_bench(base: Path, sizes: list[int], commits: int) -> list[list[object]]:
+def _timed(fn) -> tuple[float, float, object]:
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, time.process_time() - c0, out
+
+
+def summary_bench(mgr: MemoryManager, gen: ItemGen, turn_id: str, reps: int) -> tuple[list[object], int]:
+    """The review-summary refresh at the store's current size, all in this process: the old full
+    render (`summary.render`, what every refresh did before it was incremental), the new full render
+    (the state rebuilt from scratch: the first refresh of a process, or after a journal gap) and the
+    incremental refresh after ONE consolidation commit (the commit untimed; text only, then the whole
+    `summary.refresh` with the file write and the version update). Every incremental text is compared
+    with a full render of the same data. Medians of `reps`. Returns (row, commits made)."""
+    conn = mgr.store.conn()
+    old_w, old_c, new_w, new_c, inc_w, inc_c, ref_w, ref_c = ([] for _ in range(8))
+    same = True
+    for _ in range(reps):
+        w, c, _ = _timed(lambda: summary.render(conn, now=1.0))
+        old_w.append(w)
+        old_c.append(c)
+        summary_state.reset()
+        w, c, _ = _timed(lambda: summary_state.render(conn, now=1.0))
+        new_w.append(w)
+        new_c.append(c)
+    fulls = summary_state.stats["full"]
+    for _ in range(reps):
+        commit_one(mgr, stage_candidate(mgr, gen.fields(), turn_id))
+        w, c, (text, _) = _timed(lambda: summary_state.render(conn, now=1.0))
+        inc_w.append(w)
+        inc_c.append(c)
+        same &= text == summary.render(conn, now=1.0)[0]
+        commit_one(mgr, stage_candidate(mgr, gen.fields(), turn_id))
+        w, c, _ = _timed(lambda: summary.refresh(conn, mgr.paths, now=1.0))
+        ref_w.append(w)
+        ref_c.append(c)
+    incremental = summary_state.stats["full"] == fulls  # no refresh after a commit fell back to a full render
+    active = conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
+    med = lambda v: percentile(v, 50)  # noqa: E731
+    return [f"{active:,}", f"{ms(med(old_w))} (cpu {ms(med(old_c))})", f"{ms(med(new_w))} (cpu {ms(med(new_c))})",
+            f"{ms(med(inc_w))} (cpu {ms(med(inc_c))})", f"x{med(old_c) / med(inc_c):,.0f}",
+            f"{ms(med(ref_w))} (cpu {ms(med(ref_c))})",
+            ("yes" if same else "NO") + ("" if incremental else " (a refresh fell back to a full render)")], 2 * reps
+
+
+def scale_bench(base: Path, sizes: list[int], commits: int, summary_reps: int = 0,
+                summary_rows: list[list[object]] | None = None) -> list[list[object]]:
     mgr = MemoryManager(make_repo(base, "project-scale"), bench_settings(base / "home"))
     gen = ItemGen(11)
     rows = []
@@ -650,6 +702,10 @@ def scale_bench(base: Path, sizes: list[int], commits: int) -> list[list[object]
                 f"{ms(refresh)} (cpu {ms(refresh_cpu)})",
                 f"{found}/{len(sample)}",
             ])
+            if summary_reps and summary_rows is not None:
+                row, made = summary_bench(mgr, gen, h.turn_id, summary_reps)
+                summary_rows.append(row)
+                have += made
     finally:
         mgr.close()
     return rows
@@ -710,6 +766,8 @@ def main() -> None:
     ap.add_argument("--memory-ms", type=float, default=20.0, help="simulated latency of every Memory call")
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--commits", type=int, default=50)
+    ap.add_argument("--summary-reps", type=int, default=10, help="part D: repetitions per size (0: skip part D)")
+    ap.add_argument("--parts", default="ABCD", help="which parts to run, e.g. BD (D needs B's stores)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
 
@@ -718,35 +776,58 @@ def main() -> None:
         print(environment_line(base))
         print()
         t_all = time.perf_counter()
-        turns = conversation(args.turns)
-        durable = Counter(t.durable.kind if t.durable else "none" for t in turns)
-        print(f"A. Scripted {args.turns}-turn conversation through the stub (real HTTP via the SDK); turns carrying a "
-              f"durable statement: {sum(v for k, v in durable.items() if k != 'none')} "
-              f"({', '.join(f'{k} {v}' for k, v in sorted(durable.items()) if k != 'none')}; 2 are local corrections)")
-        print(f"   paced: {args.chat_ms:.0f} ms chat call per turn, {args.memory_ms:.0f} ms per Memory call; "
-              f"burst: turns back to back, {args.memory_ms:.0f} ms per Memory call")
-        results = [
-            run_conversation(base, "paced", turns, chat_s=args.chat_ms / 1000, memory_s=args.memory_ms / 1000),
-            run_conversation(base, "burst", turns, chat_s=0.0, memory_s=args.memory_ms / 1000),
-        ]
-        report_conversation(results)
-        print()
-        print(f"B. Committing ONE consolidated item (one create): load candidates + related_items + checks + "
-              f"consolidation.commit; {args.commits} commits per size after 5 warm-up")
-        rows = scale_bench(base, sizes, args.commits)
-        table(["active items", "recall_terms", "seed", "one item p50 / p95 (cpu p95)", "related_items p50 / p95",
-               "commit txn p50 / p95", "reference: published (ratio)", "target", "summary*", "registry**"], rows)
-        print("* one memory_summary.md re-render (all active items), wall (cpu). The worker runs it coalesced, at most "
-              "once per few seconds and at exit/close, never inside a commit; it is not in 'one item'")
-        print("  reference: the reference implementation's published per-item figures (not measured here)")
-        print(f"** of {SAMPLE} existing items (uniform sample), how many related_items returns for a candidate with "
-              "the same subject and paths, i.e. a restatement the model should revise")
-        print()
-        print("C. Idle worker poll (jobs.claim_next finding nothing; holds the write lock) vs finished jobs in history")
-        table(["finished extraction jobs", "claim_next p50 / p95", "cpu p50 / p95"],
-              claim_bench(base, [s for s in sizes if s]))
+        parts = args.parts.upper()
+        if "A" in parts:
+            conversation_part(base, args)
+        summary_rows: list[list[object]] = []
+        if "B" in parts:
+            scale_part(base, args, sizes, summary_rows if "D" in parts else None)
+        if "C" in parts:
+            print()
+            print("C. Idle worker poll (jobs.claim_next finding nothing; holds the write lock) vs finished jobs in history")
+            table(["finished extraction jobs", "claim_next p50 / p95", "cpu p50 / p95"],
+                  claim_bench(base, [s for s in sizes if s]))
+        if summary_rows:
+            print()
+            print(f"D. Review-summary refresh, measured in this run at each size of B (medians of {args.summary_reps}; "
+                  "wall (cpu); text only unless noted)")
+            table(["active items", "old full render (summary.render)", "new full render (state rebuilt)",
+                   "incremental after 1 commit", "old/incr cpu", "whole refresh after 1 commit (incl. file write)",
+                   "same text as full render"], summary_rows)
+            print("  old = the full render every refresh did before (count every active item per kind, render all); "
+                  "new full = the first refresh of a process or after a change-journal gap")
         print()
         print(f"total bench time {time.perf_counter() - t_all:.1f} s")
+
+
+def conversation_part(base: Path, args: argparse.Namespace) -> None:
+    turns = conversation(args.turns)
+    durable = Counter(t.durable.kind if t.durable else "none" for t in turns)
+    print(f"A. Scripted {args.turns}-turn conversation through the stub (real HTTP via the SDK); turns carrying a "
+          f"durable statement: {sum(v for k, v in durable.items() if k != 'none')} "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(durable.items()) if k != 'none')}; 2 are local corrections)")
+    print(f"   paced: {args.chat_ms:.0f} ms chat call per turn, {args.memory_ms:.0f} ms per Memory call; "
+          f"burst: turns back to back, {args.memory_ms:.0f} ms per Memory call")
+    results = [
+        run_conversation(base, "paced", turns, chat_s=args.chat_ms / 1000, memory_s=args.memory_ms / 1000),
+        run_conversation(base, "burst", turns, chat_s=0.0, memory_s=args.memory_ms / 1000),
+    ]
+    report_conversation(results)
+
+
+def scale_part(base: Path, args: argparse.Namespace, sizes: list[int], summary_rows: list[list[object]] | None) -> None:
+    print()
+    print(f"B. Committing ONE consolidated item (one create): load candidates + related_items + checks + "
+          f"consolidation.commit; {args.commits} commits per size after 5 warm-up")
+    rows = scale_bench(base, sizes, args.commits, args.summary_reps, summary_rows)
+    table(["active items", "recall_terms", "seed", "one item p50 / p95 (cpu p95)", "related_items p50 / p95",
+           "commit txn p50 / p95", "reference: published (ratio)", "target", "summary*", "registry**"], rows)
+    print("* one memory_summary.md refresh after a data-version bump the change journal does not cover (so a full "
+          "re-render of all active items), wall (cpu). The worker runs it coalesced, at most once per few seconds "
+          "and at exit/close, never inside a commit; it is not in 'one item'. Part D has the incremental refresh")
+    print("  reference: the reference implementation's published per-item figures (not measured here)")
+    print(f"** of {SAMPLE} existing items (uniform sample), how many related_items returns for a candidate with "
+          "the same subject and paths, i.e. a restatement the model should revise")
 
 
 if __name__ == "__main__":

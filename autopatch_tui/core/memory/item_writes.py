@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.ids import new_id
+from autopatch_tui.core.memory import change_journal
 from autopatch_tui.core.memory.items import ItemFields
 from autopatch_tui.core.recall.paths import normalize_path
 from autopatch_tui.core.recall.phrase_index import phrase_rows
@@ -93,10 +94,12 @@ def insert_revision(conn: sqlite3.Connection, f: ItemFields, *, logical_id: str 
 
 def retire_revision(conn: sqlite3.Connection, row_id: int, *, status: str, replaced_by: str | None, now: float) -> None:
     """Inside a write txn: an active revision becomes superseded (or forgotten) and leaves recall."""
-    conn.execute(
+    cur = conn.execute(
         "UPDATE memory_items SET status = ?, replaced_by = ?, updated_at = ? WHERE row_id = ? AND status = 'active'",
         (status, replaced_by, now, row_id),
     )
+    if cur.rowcount:
+        change_journal.note_retired(conn, row_id)  # the incremental review summary's delta
     conn.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (row_id,))
 
 

@@ -11,6 +11,7 @@ from autopatch_tui.core import constants as C
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.errors import MemoryNotFoundError, UsageError
 from autopatch_tui.core.memory.models import ItemDetail, ItemSummary, RevisionSummary, SourceQuote
+from autopatch_tui.core.memory import change_journal
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.memory.turns import ensure_writable
 
@@ -139,7 +140,7 @@ def show_item(conn: sqlite3.Connection, item_id: str) -> ItemDetail:
 def forget_item(conn: sqlite3.Connection, item_id: str, *, now: float) -> str:
     """Take an item out of listing and recall at once and suppress its candidates. RAW turns stay.
     Returns the logical ID."""
-    with write_txn(conn):
+    with change_journal.tracked(conn), write_txn(conn):
         ensure_writable(conn)
         logical = resolve_logical_id(conn, item_id)
         row = conn.execute(
@@ -148,6 +149,7 @@ def forget_item(conn: sqlite3.Connection, item_id: str, *, now: float) -> str:
         if row is None:
             raise MemoryNotFoundError(f"Memory item {logical} is not active (already forgotten or superseded)")
         conn.execute("UPDATE memory_items SET status = 'forgotten', updated_at = ? WHERE row_id = ?", (now, row[0]))
+        change_journal.note_retired(conn, row[0])
         conn.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (row[0],))
         conn.execute(
             "UPDATE memory_candidates SET status = 'suppressed' WHERE id IN"
@@ -162,3 +164,4 @@ def forget_item(conn: sqlite3.Connection, item_id: str, *, now: float) -> str:
 def bump_data_version(conn: sqlite3.Connection) -> None:
     """Inside a write transaction: items changed, so the review summary is out of date."""
     conn.execute("UPDATE memory_meta SET data_version = data_version + 1 WHERE id = 1")
+    change_journal.note_bump(conn)  # journaled only inside a `change_journal.tracked` transaction

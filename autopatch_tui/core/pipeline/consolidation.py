@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from autopatch_tui.core.constants import PROJECT_KINDS
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.ids import new_id
-from autopatch_tui.core.memory import jobs
+from autopatch_tui.core.memory import change_journal, jobs
 from autopatch_tui.core.memory.item_writes import (
     active_row_by_identity,
     dedupe_phrases,
@@ -296,7 +296,7 @@ def commit(conn: sqlite3.Connection, lease: jobs.Lease, out: ConsolidationOut, c
     """One transaction: operations + job state. Raises MemoryContractError (rolled back).
     `refused`: the rule that refused the primary reply when this is the repair's result; it stays
     on the job as its safe verdict (`rule:1`, no failure category), like an extraction's."""
-    with write_txn(conn):
+    with change_journal.tracked(conn), write_txn(conn):  # its retirements feed the incremental summary
         jobs.assert_lease(conn, lease)
         changed = apply_operations(conn, out, cands, now=now)
         jobs.mark_done(conn, lease, status="succeeded" if changed else "succeeded_no_output",

@@ -85,21 +85,44 @@ def applicability(row: sqlite3.Row, paths: tuple[str, ...]) -> int | None:
     return path_applicability(row["applies_to_paths"], paths)
 
 
+UNIVERSAL, LITERAL, GLOB = 0, 1, 2
+MAX_PARSED_APPLIES = 65536
+_parsed_applies: dict[str, tuple[tuple[int, str, str, int], ...]] = {}
+
+
+def parsed_applies(applies_to_paths: str) -> tuple[tuple[int, str, str, int], ...]:
+    """An applies-to JSON list as (kind, entry, normalized pattern, path specificity) per entry, where
+    kind is UNIVERSAL (``""``, ``*``, ``**``: covers every path), LITERAL or GLOB. A pure function
+    of its text, cached process-wide (many items share one list; bounded, starts over when full)."""
+    hit = _parsed_applies.get(applies_to_paths)
+    if hit is None:
+        out = []
+        for entry in json.loads(applies_to_paths):
+            pattern = normalize_path(entry)
+            kind = (UNIVERSAL if pattern in ("", "*", "**") else
+                    GLOB if "*" in pattern or "?" in pattern else LITERAL)
+            out.append((kind, entry, pattern, path_specificity(entry)))
+        hit = tuple(out)
+        if len(_parsed_applies) >= MAX_PARSED_APPLIES:
+            _parsed_applies.clear()
+        _parsed_applies[applies_to_paths] = hit
+    return hit
+
+
 class _Specificity:
     """`path_applicability` for one request: the scope is normalized once, literal applies-to
     entries are checked directly (globs go through `path_covers`), and results are cached per
-    applies-to list (many items share one)."""
+    applies-to list (many items share one; the parsed lists are shared process-wide)."""
 
     def __init__(self, paths: tuple[str, ...]) -> None:
         self.paths = paths
         self.targets = [t for t in (normalize_path(p) for p in paths)]
         self.seen: dict[str, int] = {"[]": 0}
 
-    def _covers(self, entry: str) -> bool:
-        pattern = normalize_path(entry)
-        if pattern in ("", "*", "**"):
+    def _covers(self, kind: int, entry: str, pattern: str) -> bool:
+        if kind == UNIVERSAL:
             return True
-        if "*" in pattern or "?" in pattern:
+        if kind == GLOB:
             return any(path_covers(entry, p) for p in self.paths)
         prefix = pattern + "/"
         return any(t and (t == pattern or t.startswith(prefix)) for t in self.targets)
@@ -107,13 +130,14 @@ class _Specificity:
     def __call__(self, applies_to_paths: str) -> int:
         spec = self.seen.get(applies_to_paths)
         if spec is None:
-            applies = json.loads(applies_to_paths)
+            applies = parsed_applies(applies_to_paths)
             if not applies:
                 spec = 0
             elif not self.paths:
                 spec = -1
             else:
-                spec = max((path_specificity(a) for a in applies if self._covers(a)), default=-1)
+                spec = max((s for kind, entry, pattern, s in applies if self._covers(kind, entry, pattern)),
+                           default=-1)
             self.seen[applies_to_paths] = spec
         return spec
 

@@ -10,12 +10,22 @@ and stays reachable through `memory_search`. No hit → no padding."""
 from __future__ import annotations
 
 import bisect
+import functools
+import re
 import sqlite3
 from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
-from autopatch_tui.core.recall.matching import Match, _Specificity, lexical_matches, standing_rows
+from autopatch_tui.core.recall.matching import (
+    GLOB,
+    UNIVERSAL,
+    Match,
+    lexical_matches,
+    parsed_applies,
+    standing_rows,
+)
 from autopatch_tui.core.recall.memo import memo
+from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 
 MAX_STATEMENT_CHARS = 240
@@ -70,33 +80,74 @@ class _Lane:
     weighs at least a quarter token, so ceil(len(line) / 4) + 1 never exceeds the exact cost."""
 
     def __init__(self, matches: list[Match], bounds: dict[int, int] | None = None,
-                 min_bound: int | None = None) -> None:
+                 min_bound: int | None = None, exact: dict[int, int] | None = None,
+                 segments: list[list] | None = None) -> None:
         self.matches = matches
         # lower bounds by row ID (a standing lane shares its base's); once the room left is below the
         # cheapest one, nothing more can fit and the fill stops
         self.bounds = bounds if bounds is not None else {m.row["row_id"]: _lower_bound(m) for m in matches}
         self.min_bound = (min((self.bounds[m.row["row_id"]] for m in matches), default=0)
                           if min_bound is None else min_bound)  # any lower value stays correct
-        self.exact: dict[int, int] = {}
+        self.exact: dict[int, int] = {} if exact is None else exact  # row ID -> exact line cost
+        # the lane as consecutive parts [matches, skip bytes or None, start, end]: `matches[start:end]`
+        # in rank order. A standing lane's project-wide parts are ranges of its base's ranked list and
+        # share its skip bytes (`skip_bytes`); a long part without bytes gets its own on first use
+        self.segments = segments if segments is not None else [[matches, None, 0, len(matches)]]
 
     def fill(self, budget: int) -> tuple[list[Match], int]:
         kept: list[Match] = []
         used = 0
-        bounds, exact = self.bounds, self.exact
-        for m in self.matches:
-            if budget - used < self.min_bound:
+        for seg in self.segments:
+            if seg[1] is None and len(seg[0]) > SKIP_SCAN_MIN:
+                seg[1] = skip_bytes(seg[0], self.bounds, self.exact)
+            used, stop = self._fill_part(seg[0], seg[1], seg[2], seg[3], budget, used, kept)
+            if stop:
                 break
+        return kept, used
+
+    def _fill_part(self, matches: list[Match], skip: bytearray | None, i: int, n: int, budget: int, used: int,
+                   kept: list[Match]) -> tuple[int, bool]:
+        bounds, exact = self.bounds, self.exact
+        while i < n:
+            room = budget - used
+            if room < self.min_bound:
+                return used, True
+            if skip is not None:  # jump to the next item that may fit (the ones between cannot)
+                found = _fits(room).search(skip, i, n)
+                if found is None:
+                    return used, False
+                i = found.start()
+            m = matches[i]
+            i += 1
             row_id = m.row["row_id"]
             if used + bounds[row_id] > budget:
                 continue
             cost = exact.get(row_id)
             if cost is None:
                 cost = exact[row_id] = estimate_tokens(item_line(m)) + 1
+            if skip is not None:
+                skip[i - 1] = min(cost, 255)  # from now on this part is skipped by its exact cost
             if used + cost > budget:
                 continue
             kept.append(m)
             used += cost
-        return kept, used
+        return used, False
+
+
+def skip_bytes(matches: list[Match], bounds: dict[int, int], exact: dict[int, int]) -> bytearray:
+    """One byte per match: its exact line cost if known, else its lower bound, capped at 255 (the cap
+    only lets more through to the exact check, never fewer), so the next item that may fit is found
+    by a C-level scan (`_fits`). Exact costs found later are written in by the fill."""
+    return bytearray(min(exact.get(r, bounds[r]), 255) for r in (m.row["row_id"] for m in matches))
+
+
+SKIP_SCAN_MIN = 256  # a lane longer than this is scanned for fitting items with `_fits`
+
+
+@functools.lru_cache(maxsize=512)
+def _fits(room: int) -> re.Pattern[bytes]:
+    """A byte class matching every lower bound <= `room` (>= 0)."""
+    return re.compile(b"[\\x00-" + re.escape(bytes([min(room, 255)])) + b"]")
 
 
 _LINE_FIXED_CHARS = len("- [] (): — ") + 2  # the separators of item_line
@@ -118,16 +169,72 @@ MAX_LANE_SCOPES = 64  # standing lanes kept per Memory version (one per policy a
 @dataclass
 class _StandingBase:
     """A policy's `always` items, read once per Memory version: the project-wide ones already ranked
-    (for every scope they rank by logical ID, after the path-specific ones), the path-scoped rows
-    (only their applicability depends on the scope), and each item's line-cost bound."""
+    (for every scope they rank by logical ID, after the path-specific ones) with their logical IDs,
+    the path-scoped rows indexed by what covers a scope (see `_ScopeIndex`), each item's line-cost
+    bound, and the exact line costs computed so far (a line does not depend on the scope, so every
+    lane of this base shares them)."""
 
     project_wide: list[Match]
     scoped: list[sqlite3.Row]
     bounds: dict[int, int]
+    index: "_ScopeIndex" = field(init=False)
+    wide_ids: list[str] = field(init=False)
+    min_bound: int = field(init=False)
+    exact: dict[int, int] = field(default_factory=dict)
+    wide_skip: bytearray | None = field(init=False)  # `skip_bytes` of project_wide, shared by its lanes
 
-    @property
-    def min_bound(self) -> int:
-        return min(self.bounds.values(), default=0)
+    def __post_init__(self) -> None:
+        self.index = _ScopeIndex(self.scoped)
+        self.wide_ids = [m.row["logical_id"] for m in self.project_wide]
+        self.min_bound = min(self.bounds.values(), default=0)
+        self.wide_skip = (skip_bytes(self.project_wide, self.bounds, self.exact)
+                          if len(self.project_wide) > SKIP_SCAN_MIN else None)
+
+
+class _ScopeIndex:
+    """The path-scoped `always` rows by applies-to entry, so that a new scope costs a few dict
+    lookups instead of a pass over every row: a literal entry covers a scope path exactly when it is
+    the path or one of its ancestor directories (`path_covers` on normalized forms), so the scope's
+    own prefixes are looked up; universal entries (``""``, ``*``, ``**``) cover every scope; glob
+    entries (few) are tested with `path_covers`. The specificity of a row is the highest of its
+    covering entries' (as `path_applicability`); a row whose list is empty is project-wide (0)."""
+
+    def __init__(self, rows: list[sqlite3.Row]) -> None:
+        self.literal: dict[str, list[tuple[int, int]]] = {}
+        self.glob: dict[str, list[tuple[int, int]]] = {}
+        self.universal: list[tuple[int, int]] = []
+        self.empty: list[int] = []
+        for i, r in enumerate(rows):
+            applies = parsed_applies(r["applies_to_paths"])
+            if not applies:
+                self.empty.append(i)
+            for kind, entry, pattern, spec in applies:
+                if kind == UNIVERSAL:
+                    self.universal.append((i, spec))
+                elif kind == GLOB:
+                    self.glob.setdefault(entry, []).append((i, spec))
+                else:
+                    self.literal.setdefault(pattern, []).append((i, spec))
+
+    def specificities(self, paths: tuple[str, ...]) -> dict[int, int]:
+        """Row position -> specificity >= 0 for the rows that apply to `paths` (the others: -1)."""
+        best: dict[int, int] = dict.fromkeys(self.empty, 0)
+        if not paths:
+            return best
+        hits: list[tuple[int, int]] = list(self.universal)
+        for target in dict.fromkeys(normalize_path(p) for p in paths):
+            if not target:
+                continue
+            segments = target.split("/")
+            for k in range(1, len(segments) + 1):
+                hits += self.literal.get("/".join(segments[:k]), ())
+        for entry, rows in self.glob.items():
+            if any(path_covers(entry, p) for p in paths):
+                hits += rows
+        for i, spec in hits:
+            if spec > best.get(i, -1):
+                best[i] = spec
+        return best
 
 
 def _base_of(rows: list[sqlite3.Row]) -> _StandingBase:
@@ -167,33 +274,36 @@ def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingB
 def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> _Lane:
     """The standing lane of one policy and scope (memoized per Memory version, `memo`): the
     path-scoped `always` items that cover the scope, ranked, then the spec-0 ones merged by logical
-    ID with the pre-ranked project-wide ones. A new scope costs one pass over the path-scoped
-    `always` items (applicability is cached per applies-to list), never a query; a request then walks
-    the lane only until its budget is spent (`_Lane.fill` stops when nothing later can fit)."""
+    ID with the pre-ranked project-wide ones. A new scope costs a few lookups in the base's
+    `_ScopeIndex` (never a query, never a pass over every `always` row); a request then walks the
+    lane only until its budget is spent (`_Lane.fill` stops when nothing later can fit)."""
     lanes = memo(conn).setdefault("standing_lane", {})
     key = (policy, paths)
     lane = lanes.get(key)
     if lane is None:
         base = _standing_base(conn, policy)
-        spec_of = _Specificity(paths)
+        scoped = base.scoped
         specific: list[Match] = []
         general: list[Match] = []
-        for r in base.scoped:
-            spec = spec_of(r["applies_to_paths"])
-            if spec > 0:
-                specific.append(Match(r, 0, 0, spec))
-            elif spec == 0:
-                general.append(Match(r, 0, 0, 0))
+        for i, spec in sorted(base.index.specificities(paths).items()):
+            (specific if spec > 0 else general).append(Match(scoped[i], 0, 0, spec))
         specific.sort(key=Match.sort_key)
-        merged = base.project_wide
-        if general:  # a few spec-0 path-scoped items (globs, "*"): inserted into the ranked base
-            merged = list(merged)
-            keys = [m.row["logical_id"] for m in merged]
-            for m in sorted(general, key=Match.sort_key, reverse=True):
-                at = bisect.bisect_left(keys, m.row["logical_id"])
-                merged.insert(at, m)
-                keys.insert(at, m.row["logical_id"])
-        lane = _Lane(specific + merged, base.bounds, base.min_bound)
+        # the spec-0 path-scoped items (globs, "*"; few) go between the pre-ranked project-wide ones,
+        # by logical ID: the lane is the specific items, then ranges of the base's list (sharing its
+        # skip bytes) with the general items in between
+        wide, ids = base.project_wide, base.wide_ids
+        segments: list[list] = [[specific, None, 0, len(specific)]]
+        matches = list(specific)
+        start = 0
+        for m in sorted(general, key=Match.sort_key):
+            at = bisect.bisect_left(ids, m.row["logical_id"])
+            segments += [[wide, base.wide_skip, start, at], [[m], None, 0, 1]]
+            matches += wide[start:at]
+            matches.append(m)
+            start = at
+        segments.append([wide, base.wide_skip, start, len(wide)])
+        matches += wide[start:]
+        lane = _Lane(matches, base.bounds, base.min_bound, base.exact, segments)
         if len(lanes) >= MAX_LANE_SCOPES:
             lanes.pop(next(iter(lanes)))
         lanes[key] = lane
