@@ -172,6 +172,11 @@ class MemoryManager:
         return self.store.healthy
 
     @property
+    def closed(self) -> bool:
+        """Whether `close()` has begun: nothing may start on this manager any more."""
+        return self._closed
+
+    @property
     def readable(self) -> bool:
         """Healthy, or intact but read-only (cause `read_only`): the read methods work."""
         return self.store.readable

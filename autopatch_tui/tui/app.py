@@ -125,7 +125,8 @@ class AutopatchApp(App):
         self.call_after_refresh(self._start_background, manager)
 
     def _start_background(self, manager: MemoryManager) -> None:
-        if manager is self.manager:  # not one this app has since left (a store merge reopened it)
+        # not one this app has since left (a store merge reopened it), nor one an exit already closed
+        if manager is self.manager and not self._exiting and not manager.closed:
             manager.start_background()
 
     def _detach_manager(self) -> None:

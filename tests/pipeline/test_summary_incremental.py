@@ -137,6 +137,19 @@ def test_what_the_journal_cannot_vouch_for_forces_a_full_render(manager, repo, m
     check(conn, 4.0)
     assert full_renders() == n + 1
 
+    # a tracked transaction that retires a row without bumping the version: no version range covers
+    # the retirement, so it poisons the journal like an untracked one (a careless one drops the row)
+    w.commit(1, 0)
+    check(conn, 4.5)
+    with change_journal.tracked(conn), write_txn(conn):
+        row = conn.execute("SELECT row_id FROM memory_items WHERE status = 'active'"
+                           " ORDER BY updated_at DESC, row_id DESC LIMIT 1").fetchone()[0]
+        retire_revision(conn, row, status="superseded", replaced_by=None, now=5.5)
+    w.commit(1, 0)
+    n = full_renders()
+    check(conn, 4.75)
+    assert full_renders() == n + 1
+
     # a rolled-back tracked transaction publishes nothing, and the next commit is still incremental
     with pytest.raises(RuntimeError), change_journal.tracked(conn), write_txn(conn):
         row = conn.execute("SELECT row_id FROM memory_items WHERE status = 'active' LIMIT 1").fetchone()[0]

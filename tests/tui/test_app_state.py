@@ -71,3 +71,21 @@ def test_app_state_changes_repaint_only_what_shows_them(repo, settings, monkeypa
             assert (status.pending, status.failed, status.thread_id) == (6, 1, "thread-00000005")
 
     asyncio.run(run())
+
+
+def test_the_deferred_worker_start_skips_a_manager_that_an_exit_or_a_merge_left() -> None:
+    """The worker starts after the first frame: by then a hang-up may have flushed and closed the
+    manager, or a store merge replaced it; starting it then would run a thread on a closed store."""
+    from types import SimpleNamespace
+
+    started: list[str] = []
+
+    def manager(name: str, *, closed: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(closed=closed, start_background=lambda: started.append(name))
+
+    live, old, shut = manager("live"), manager("old"), manager("shut", closed=True)
+    AutopatchApp._start_background(SimpleNamespace(manager=live, _exiting=False), live)  # type: ignore[arg-type]
+    AutopatchApp._start_background(SimpleNamespace(manager=live, _exiting=False), old)  # type: ignore[arg-type]
+    AutopatchApp._start_background(SimpleNamespace(manager=live, _exiting=True), live)  # type: ignore[arg-type]
+    AutopatchApp._start_background(SimpleNamespace(manager=shut, _exiting=False), shut)  # type: ignore[arg-type]
+    assert started == ["live"]

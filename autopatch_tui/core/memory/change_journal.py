@@ -72,8 +72,15 @@ def tracked(conn: sqlite3.Connection) -> Iterator[None]:
     finally:
         _local.entry = outer
     # reached only when the block (and so its COMMIT) succeeded
+    if entry.retired and not entry.versions:  # retired rows without a version bump: no range covers them
+        global _poison
+        with _lock:
+            _poison += 1
+        return
     if entry.key is not None and entry.versions:
         with _lock:
+            for stale in [k for k in _journal if k[0] == entry.key[0] and k != entry.key]:
+                del _journal[stale]  # the same file recreated or cleared: its old versions are moot
             versions = _journal.setdefault(entry.key, {})
             rows = frozenset(entry.retired)
             for v in entry.versions:
