@@ -4,12 +4,12 @@ read back by Memory or by any model call; `memory_meta.summary_version` records 
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.memory.sqlite import read_txn, write_txn
 from autopatch_tui.core.paths import StorePaths, write_private_text
+from autopatch_tui.core.recall.matching import applies_entries
 
 KIND_TITLES = {
     "user_preference": "User preferences",
@@ -26,7 +26,7 @@ _ROW_COLUMNS = "logical_id, kind, subject, statement, strength, recall_mode, app
 
 def item_line(r: sqlite3.Row) -> str:
     """One item's line (a function of the revision row alone: a revision is never edited in place)."""
-    paths = json.loads(r["applies_to_paths"])
+    paths = [p if p is not None else "(not a path)" for p in applies_entries(r["applies_to_paths"])]
     scope = f" — {', '.join(paths)}" if paths else ""
     return f"- **{r['subject']}**: {r['statement']} ({r['strength']}, {r['recall_mode']}){scope} `{r['logical_id']}`"
 

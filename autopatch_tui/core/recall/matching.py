@@ -68,14 +68,14 @@ def policy_filter_sql(policy: RecallPolicy) -> tuple[str, list[object]]:
 def path_applicability(applies_to_paths: str, paths: tuple[str, ...]) -> int:
     """Path specificity of an item (its JSON applies-to list) for the request scope: 0 project-wide,
     higher = more specific, -1 scoped elsewhere (or scoped while the request has no path)."""
-    applies = json.loads(applies_to_paths)
+    applies = applies_entries(applies_to_paths)
     if not applies:
         return 0
     if not paths:
         return -1
     best = -1
     for a in applies:
-        if any(path_covers(a, p) for p in paths):
+        if a is not None and any(path_covers(a, p) for p in paths):
             best = max(best, path_specificity(a))
     return best
 
@@ -90,6 +90,22 @@ MAX_PARSED_APPLIES = 65536
 _parsed_applies: dict[str, tuple[tuple[int, str, str, int], ...]] = {}
 
 
+NOWHERE = "\x00"  # the pattern of an applies-to entry that is not a path: no path is ever it
+
+
+def applies_entries(applies_to_paths: str) -> list[str | None]:
+    """An applies-to JSON list's entries; None for one that is not a string (the schema checks only
+    that the column is valid JSON, and a store can come from someone else's repository): such an
+    entry covers no path, and a value that is not a list is one such entry, never "project-wide"."""
+    try:
+        data = json.loads(applies_to_paths)
+    except ValueError:
+        data = None
+    if not isinstance(data, list):
+        return [None]
+    return [entry if isinstance(entry, str) else None for entry in data]
+
+
 def parsed_applies(applies_to_paths: str) -> tuple[tuple[int, str, str, int], ...]:
     """An applies-to JSON list as (kind, entry, normalized pattern, path specificity) per entry, where
     kind is UNIVERSAL (``""``, ``*``, ``**``: covers every path), LITERAL or GLOB. A pure function
@@ -97,7 +113,10 @@ def parsed_applies(applies_to_paths: str) -> tuple[tuple[int, str, str, int], ..
     hit = _parsed_applies.get(applies_to_paths)
     if hit is None:
         out = []
-        for entry in json.loads(applies_to_paths):
+        for entry in applies_entries(applies_to_paths):
+            if entry is None:
+                out.append((LITERAL, NOWHERE, NOWHERE, 0))
+                continue
             pattern = normalize_path(entry)
             kind = (UNIVERSAL if pattern in ("", "*", "**") else
                     GLOB if "*" in pattern or "?" in pattern else LITERAL)
