@@ -27,34 +27,38 @@ def exclude(**kwargs: Any) -> Any:
     return dataclasses.field(metadata={"exclude": True}, **kwargs)
 
 
-def _checker(annotation: str, namespace: dict[str, Any]) -> Callable[[Any], bool]:
+def _checker(annotation: str, namespace: dict[str, Any]) -> Callable[[Any], bool] | type:
+    """A predicate for `annotation`, or the type itself when the value must be exactly of it."""
     text = annotation.strip()
+    if text in ("str", "int", "bool"):
+        return {"str": str, "int": int, "bool": bool}[text]
     if " | " in text:
-        options = [_checker(part, namespace) for part in text.split(" | ")]
+        options = [_predicate(part, namespace) for part in text.split(" | ")]
         return lambda v: any(ok(v) for ok in options)
     if text == "None":
         return lambda v: v is None
-    if text == "str":
-        return lambda v: type(v) is str
-    if text == "int":
-        return lambda v: type(v) is int
-    if text == "bool":
-        return lambda v: type(v) is bool
     lit = _LITERAL.match(text)
     if lit:
         allowed = frozenset(json.loads("[" + lit.group(1).replace("'", '"') + "]"))
         return lambda v: type(v) is str and v in allowed
     if text.startswith("list[") and text.endswith("]"):
-        inner = _checker(text[5:-1], namespace)
+        inner = _predicate(text[5:-1], namespace)
         return lambda v: type(v) is list and all(inner(x) for x in v)
     if text.startswith("dict[") and text.endswith("]"):
         key_text, value_text = (p.strip() for p in text[5:-1].split(",", 1))
-        key_ok, value_ok = _checker(key_text, namespace), _checker(value_text, namespace)
+        key_ok, value_ok = _predicate(key_text, namespace), _predicate(value_text, namespace)
         return lambda v: type(v) is dict and all(key_ok(k) and value_ok(x) for k, x in v.items())
     cls = namespace.get(text)
     if isinstance(cls, type):
         return lambda v: type(v) is cls
     raise TypeError(f"contract_shape: unsupported annotation {annotation!r}")
+
+
+def _predicate(annotation: str, namespace: dict[str, Any]) -> Callable[[Any], bool]:
+    found = _checker(annotation, namespace)
+    if type(found) is type:
+        return lambda v: type(v) is found
+    return found  # type: ignore[return-value]
 
 
 class Contract:
@@ -63,7 +67,7 @@ class Contract:
     def __post_init__(self) -> None:
         for name, ok in _prepared(type(self))[0]:
             value = getattr(self, name)
-            if not ok(value):
+            if not (type(value) is ok if type(ok) is type else ok(value)):  # a plain type: checked inline
                 raise ValueError(f"{type(self).__name__}.{name}: invalid value of type {type(value).__name__}")
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
@@ -77,7 +81,12 @@ class Contract:
         return dataclasses.replace(self, **(update or {}))
 
 
+_PLAIN = (str, int, bool, float, type(None))
+
+
 def _dump(value: Any) -> Any:
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, Contract):
         return value.model_dump()
     if type(value) is list:
@@ -87,7 +96,7 @@ def _dump(value: Any) -> Any:
     return value
 
 
-_Prepared = tuple[tuple[tuple[str, Callable[[Any], bool]], ...], tuple[str, ...]]
+_Prepared = tuple[tuple[tuple[str, Callable[[Any], bool] | type], ...], tuple[str, ...]]
 _PREPARED: dict[type, _Prepared] = {}
 
 
