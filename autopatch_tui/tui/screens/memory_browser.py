@@ -159,7 +159,12 @@ class MemoryBrowserScreen(AppScreen):
             return
         items = mgr.list_items(kind=None if kind == "all" else kind, status=status, limit=PAGE + 1, offset=offset)
         rows = [Row(i.id, i.kind, i.subject, i.statement) for i in items[:PAGE]]
-        self.app.call_from_thread(self._show_rows, gen, rows, len(items) > PAGE, offset > 0, "")
+        first = None
+        if offset == 0 and rows:  # the detail the list will select, in the same trip: one update, one layout
+            ids = [r.id for r in rows]
+            target = self.selected if self.selected in ids else ids[0]
+            first = (target, *self._detail_payload(target))
+        self.app.call_from_thread(self._show_rows, gen, rows, len(items) > PAGE, offset > 0, "", first)
 
     def _show_degraded(self, gen: int, diagnostic: str, schema_version: int | None) -> None:
         if gen != self._list_gen:
@@ -172,7 +177,8 @@ class MemoryBrowserScreen(AppScreen):
         self.query_one("#mb-clear", Button).focus()
         self.refresh_bindings()
 
-    def _show_rows(self, gen: int, rows: list[Row], more: bool, append: bool, problem: str) -> None:
+    def _show_rows(self, gen: int, rows: list[Row], more: bool, append: bool, problem: str,
+                   first: tuple[str, ItemDetail | None, list[Provenance]] | None = None) -> None:
         if gen != self._list_gen:
             return
         was_degraded = self.healthy is False
@@ -202,6 +208,11 @@ class MemoryBrowserScreen(AppScreen):
             return
         target = self.selected if self.selected in ids else ids[0]
         table.move_cursor(row=ids.index(target), animate=False)
+        if first is not None and first[0] == target:  # loaded with the list
+            self.selected = target
+            self._detail_gen += 1
+            self._show_detail(self._detail_gen, first[1], first[2])
+            return
         self.select_item(target, force=True)
 
     def _show_summary(self, problem: str) -> None:
@@ -231,12 +242,15 @@ class MemoryBrowserScreen(AppScreen):
         self._run(partial(self._load_detail, self._detail_gen, item_id), "mb-detail")
 
     def _load_detail(self, gen: int, item_id: str) -> None:
+        self.app.call_from_thread(self._show_detail, gen, *self._detail_payload(item_id))
+
+    def _detail_payload(self, item_id: str) -> tuple[ItemDetail | None, list[Provenance]]:
+        """(In a worker) the item's detail and its provenance, or (None, []) when it is gone."""
         mgr = self.services.manager
         try:
             detail = mgr.show_item(item_id)
         except MemoryNotFoundError:
-            self.app.call_from_thread(self._show_detail, gen, None, [])
-            return
+            return None, []
         turns: dict[str, TurnInfo | None] = {}
         for s in detail.sources:
             if s.turn_id not in turns:
@@ -244,8 +258,7 @@ class MemoryBrowserScreen(AppScreen):
                     turns[s.turn_id] = mgr.turn_info(s.turn_id)
                 except MemoryNotFoundError:
                     turns[s.turn_id] = None
-        provenance = [Provenance(s, turns[s.turn_id]) for s in detail.sources]
-        self.app.call_from_thread(self._show_detail, gen, detail, provenance)
+        return detail, [Provenance(s, turns[s.turn_id]) for s in detail.sources]
 
     def _clear_detail(self) -> None:
         self.detail = None
