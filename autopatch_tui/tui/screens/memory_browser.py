@@ -47,8 +47,9 @@ from autopatch_tui.tui.widgets.memory_item_detail import (
 __all__ = ["PAGE", "SEARCH_INTENT", "MemoryBrowserScreen", "SourceList", "locate_quote", "open_turn_in_history",
            "quote_in_turn"]
 
-PAGE = 200
-"""Items loaded per page; the next page loads when the cursor reaches the last row."""
+PAGE = 100
+"""Items loaded per page (two screens at 200x50; as the history's page); the next page loads when the
+cursor reaches the last row. The first open builds one page of table rows (issue 14)."""
 SEARCH_INTENT = "general_chat"
 """The intent of the browser's search: the default of `memory search`."""
 
