@@ -231,6 +231,8 @@ class MemoryBrowserScreen(AppScreen):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is None or event.row_key.value is None:
             return
+        if event.cursor_row != event.data_table.cursor_row:
+            return  # stale: the cursor moved on (a reload refills the table, then moves to the selection)
         self.select_item(str(event.row_key.value))
         if event.cursor_row >= len(self.rows) - 1:
             self._load_more()
