@@ -692,6 +692,7 @@ async def test_first_open_loads_the_selected_detail_with_the_list_and_composes_t
         first = row_ids(screen)[0]
         assert screen.selected == first and screen.detail is not None and screen.detail.id == first
         assert detail_trips == []  # came with the list: no second worker trip, no second layout
+        assert not screen.query("#mb-degraded")  # the degraded view is built only for a degraded store
         assert recomposes.count("memory") == 1  # filled once; later binding refreshes change keys in place
         await choose(pilot, screen, row_ids(screen)[1])  # moving the cursor still loads that item's detail
         assert detail_trips == [row_ids(screen)[1]]

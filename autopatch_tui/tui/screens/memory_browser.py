@@ -102,16 +102,22 @@ class MemoryBrowserScreen(AppScreen):
                     yield Static(Text(""), id="mb-revisions", markup=False)
                     yield Static(Text("Provenance"), id="mb-sources-title", classes="mb-section", markup=False)
                     yield SourceList(id="mb-sources")
-        with Vertical(id="mb-degraded"):
-            yield Static(Text("Memory is degraded"), id="mb-degraded-title", markup=False)
-            yield Static(Text(""), id="mb-diagnostic", markup=False)
-            with Horizontal(classes="buttons"):
-                yield Button(Text("Export snapshot (e)"), id="mb-export")
-                yield Button(Text("Clear Memory… (c)"), id="mb-clear", variant="error")
-        yield AppFooter()
+        yield AppFooter()  # the degraded view is mounted only when a store is degraded (`_degraded_view`)
+
+    @staticmethod
+    def _degraded_widgets() -> Vertical:
+        return Vertical(
+            Static(Text("Memory is degraded"), id="mb-degraded-title", markup=False),
+            Static(Text(""), id="mb-diagnostic", markup=False),
+            Horizontal(Button(Text("Export snapshot (e)"), id="mb-export"),
+                       Button(Text("Clear Memory… (c)"), id="mb-clear", variant="error"), classes="buttons"),
+            id="mb-degraded")
+
+    def _degraded_view(self) -> Vertical | None:
+        found = self.query("#mb-degraded")
+        return found.first(Vertical) if found else None
 
     def on_mount(self) -> None:
-        self.query_one("#mb-degraded").display = False
         self._show_detail_placeholder("")
         self._set_columns(memory_list.LIST_COLUMNS)
         self.query_one("#mb-items", DataTable).focus()
@@ -167,12 +173,19 @@ class MemoryBrowserScreen(AppScreen):
             first = (target, *self._detail_payload(target))
         self.app.call_from_thread(self._show_rows, gen, rows, len(items) > PAGE, offset > 0, "", first)
 
-    def _show_degraded(self, gen: int, diagnostic: str, schema_version: int | None) -> None:
+    async def _show_degraded(self, gen: int, diagnostic: str, schema_version: int | None) -> None:
         if gen != self._list_gen:
             return
+        view = self._degraded_view()
+        if view is None:  # built on first need: a healthy store's first open never pays for it
+            view = self._degraded_widgets()
+            await self.mount(view, before=self.query_one(AppFooter))
+            if gen != self._list_gen:
+                view.display = False
+                return
         self.healthy = False
         self.query_one("#mb-browser").display = False
-        self.query_one("#mb-degraded").display = True
+        view.display = True
         text = notices.degraded_text(diagnostic, schema_version, self.services.manager.paths)
         self.query_one("#mb-diagnostic", Static).update(text)
         self.query_one("#mb-clear", Button).focus()
@@ -185,7 +198,9 @@ class MemoryBrowserScreen(AppScreen):
         was_degraded = self.healthy is False
         self.healthy = True
         if was_degraded or not self.query_one("#mb-browser").display:
-            self.query_one("#mb-degraded").display = False
+            view = self._degraded_view()
+            if view is not None:
+                view.display = False
             self.query_one("#mb-browser").display = True
             self.table.focus()
         self._loading_more = False
