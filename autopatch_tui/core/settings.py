@@ -14,7 +14,6 @@ from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
 
 from autopatch_tui.core.constants import (
     APP_NAME,
@@ -152,12 +151,16 @@ def default_home(env: Mapping[str, str]) -> Path:
     raw = env.get("AUTOPATCH_HOME")
     if raw:
         return Path(raw).expanduser()
+    import platformdirs  # only without AUTOPATCH_HOME (5 ms of a CLI command otherwise)
+
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
 def config_path(env: Mapping[str, str], home: Path) -> Path:
     if env.get("AUTOPATCH_HOME"):
         return home / "config.toml"
+    import platformdirs
+
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
 
 
