@@ -10,6 +10,9 @@ Prints:
   pending, as a user who comes back to the app finds it (target: first frame <= 700 ms);
 - headless (Textual's test driver, imports already done): first frame and interactive, the first
   and second open of every screen on the 10k-turn store (target: first open <= 300 ms), wall and CPU;
+  a screen is open when it is current, its workers are done and the app is idle (its first frame
+  with the data); the app gets the launched process's GC set-up (`freeze_gc_after_start`, as
+  `launch_app` sets it);
 - typing in a real pseudo-terminal (`pty_typing.py`): key written -> key drawn while the worker
   processes jobs against a model server in another process, beside the same app with nothing to
   process (target: within 16 ms). It replaced a headless measurement through Textual's test driver,
@@ -80,6 +83,7 @@ async def startup(repo: Path, settings) -> dict[str, float]:
     t0 = time.perf_counter()
     c0 = time.process_time()
     app = AutopatchApp(Services(MemoryManager.open(repo, settings), settings))
+    app.freeze_gc_after_start = True  # as `launch_app` sets it for the real process (tui/gc_tuning.py)
     out: dict[str, float] = {}
     async with app.run_test(size=SIZE) as pilot:
         out["first_frame_ms"] = (time.perf_counter() - t0) * 1000
@@ -120,7 +124,7 @@ def seed_pending(repo: Path, settings, *, processed: bool = False, turns: int = 
         stub = StubLLMServer()
         stub.default("extraction", {"thread_checkpoint": "notes", "candidates": []})
         try:
-            quick = MemoryManager.open(repo, settings.model_copy(update={"llm_base_url": stub.base_url}))
+            quick = MemoryManager.open(repo, settings.with_overrides(llm_base_url=stub.base_url))
             while quick.runner.step() is not None:
                 pass
             quick.close()

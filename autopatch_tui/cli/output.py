@@ -7,11 +7,9 @@ import json
 import sys
 from typing import Any
 
-from pydantic import BaseModel
-
 
 def emit_json(value: Any) -> None:
-    if isinstance(value, BaseModel):
+    if hasattr(value, "model_dump"):  # a contract shape (or a pydantic model): its JSON document
         value = value.model_dump(mode="json")
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
     sys.stdout.flush()

@@ -1,5 +1,6 @@
 """User settings: `$AUTOPATCH_HOME/config.toml` (or the platformdirs config dir), then environment
-variables, which win. Every field is validated by pydantic."""
+variables, which win. Every field is validated as by pydantic: the usual input by
+`settings_check` without importing pydantic, anything else by the pydantic model in `settings_model`."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, fields
+from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
-import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError, field_validator
 
 from autopatch_tui.core.constants import (
     APP_NAME,
@@ -22,6 +23,7 @@ from autopatch_tui.core.constants import (
 )
 from autopatch_tui.core.errors import ConfigError
 from autopatch_tui.core.paths import write_private_text
+from autopatch_tui.core.settings_check import RUFF_CODE, fast_values  # noqa: F401 (RUFF_CODE: re-exported)
 
 ENV_MAP = {
     "AUTOPATCH_LLM_BASE_URL": "llm_base_url",
@@ -42,54 +44,71 @@ ENV_MAP = {
 }
 
 
-RUFF_CODE = r"^(ALL|[A-Z]{1,8}[0-9]{0,4})$"  # a Ruff rule code or prefix: "S", "B006", "BLE001", "ALL"
+
+class Secret:
+    """A secret string (the API key): never shown by `repr`/`str` (as pydantic's `SecretStr`)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Validated on construction: `settings_check.fast_values` accepts the usual input exactly as the
+    pydantic model would; anything else (and every invalid value) goes through the pydantic model in
+    `settings_model` (imported only then: a CLI command must not pay for pydantic, issue 14)."""
 
     home: Path
     config_file: Path | None = None
     llm_base_url: str | None = None
-    llm_api_key: SecretStr | None = None
+    llm_api_key: Secret | None = None
     llm_model: str | None = None
     memory_model: str | None = None
-    context_window: int | None = Field(default=None, gt=0)
-    max_output_tokens: int | None = Field(default=None, gt=0)
+    context_window: int | None = None  # > 0
+    max_output_tokens: int | None = None  # > 0
     debug: bool = False
-    lease_seconds: float = Field(default=DEFAULT_LEASE_SECONDS, gt=0, allow_inf_nan=False)
-    heartbeat_seconds: float = Field(default=DEFAULT_HEARTBEAT_SECONDS, gt=0, allow_inf_nan=False)
-    extraction_max_wait_seconds: float = Field(default=DEFAULT_EXTRACTION_MAX_WAIT_SECONDS, ge=0, allow_inf_nan=False)
-    llm_timeout_seconds: float = Field(default=120.0, gt=0, allow_inf_nan=False)
-    llm_max_retries: int = Field(default=2, ge=0, le=10)
+    lease_seconds: float = DEFAULT_LEASE_SECONDS  # > 0, finite
+    heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS  # > 0, finite
+    extraction_max_wait_seconds: float = DEFAULT_EXTRACTION_MAX_WAIT_SECONDS  # >= 0, finite
+    llm_timeout_seconds: float = 120.0  # > 0, finite
+    llm_max_retries: int = 2  # 0..10
     llm_json_mode: Literal["auto", "on", "off"] = "auto"
     llm_tools: Literal["auto", "on", "off"] = "auto"
-    memory_max_output_tokens: int | None = Field(default=None, gt=0)
+    memory_max_output_tokens: int | None = None  # > 0
     theme: str = "textual-dark"
-    keymap: dict[str, str] = Field(default_factory=dict)
+    keymap: dict[str, str] = dataclass_field(default_factory=dict)
     # /audit: Ruff's rule selection (None: the curated default, docs/repair.md) and the analyzers' time bound
-    audit_ruff_select: list[Annotated[str, StringConstraints(pattern=RUFF_CODE)]] | None = None
-    audit_ruff_ignore: list[Annotated[str, StringConstraints(pattern=RUFF_CODE)]] | None = None
-    audit_timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
+    audit_ruff_select: list[str] | None = None  # each matches RUFF_CODE
+    audit_ruff_ignore: list[str] | None = None
+    audit_timeout_seconds: float = 120.0  # > 0, <= 3600
 
-    @field_validator("llm_base_url", "llm_model", "memory_model", mode="before")
-    @classmethod
-    def _blank_is_none(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value.strip() if isinstance(value, str) else value
+    def __post_init__(self) -> None:
+        raw = {f: getattr(self, f) for f in FIELDS}
+        values = fast_values(raw)
+        if values is None:  # unusual or invalid input: pydantic decides (and raises its ValidationError)
+            from autopatch_tui.core.settings_model import validated_values
 
-    @field_validator("llm_json_mode", "llm_tools", mode="before")
-    @classmethod
-    def _mode_lower(cls, value: object) -> object:
-        return value.strip().lower() if isinstance(value, str) else value
-
-    @field_validator("llm_api_key", mode="before")
-    @classmethod
-    def _blank_key_is_none(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
+            values = validated_values(raw)
+        for name, value in values.items():
+            if value is not raw[name]:
+                object.__setattr__(self, name, value)
 
     @property
     def has_model(self) -> bool:
@@ -104,24 +123,44 @@ class Settings(BaseModel):
     def effective_memory_model(self) -> str | None:
         return self.memory_model or self.llm_model
 
+    def model_dump(self) -> dict[str, object]:
+        return {f: getattr(self, f) for f in FIELDS}
+
     def with_overrides(self, **changes: object) -> Settings:
         data = self.model_dump()
         if self.llm_api_key is not None:
             data["llm_api_key"] = self.llm_api_key.get_secret_value()
         data.update(changes)
-        return Settings.model_validate(data)
+        return _validate(data)
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Settings))
+DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Settings) if f.default is not MISSING}
+
+
+def _validate(data: dict[str, object]) -> Settings:
+    """`Settings` from raw data; pydantic's ValidationError for an unknown field or a bad value."""
+    if set(data) - set(FIELDS) or "home" not in data:
+        from autopatch_tui.core.settings_model import validated_values
+
+        data = validated_values(data)  # raises
+    return Settings(**data)  # type: ignore[arg-type]
 
 
 def default_home(env: Mapping[str, str]) -> Path:
     raw = env.get("AUTOPATCH_HOME")
     if raw:
         return Path(raw).expanduser()
+    import platformdirs  # only without AUTOPATCH_HOME (5 ms of a CLI command otherwise)
+
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
 def config_path(env: Mapping[str, str], home: Path) -> Path:
     if env.get("AUTOPATCH_HOME"):
         return home / "config.toml"
+    import platformdirs
+
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
 
 
@@ -151,7 +190,7 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise ConfigError(toml_error_text(path, exc)) from None
     except OSError as exc:
         raise ConfigError(f"cannot read settings file {path}: {type(exc).__name__}") from exc
-    allowed = set(Settings.model_fields) - {"home", "config_file"}
+    allowed = set(FIELDS) - {"home", "config_file"}
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise ConfigError(f"unknown setting(s) in {path}: {', '.join(unknown)}")
@@ -170,23 +209,24 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
             if field == "debug":
                 value = str(value).strip().lower() in ("1", "true", "yes", "on")
             elif isinstance(value, str) and not value.strip():
-                if Settings.model_fields[field].default is not None:
+                if DEFAULTS.get(field) is not None:
                     continue  # a blank variable leaves a setting with a default (e.g. a timeout) alone
                 value = None
             data[field] = value
     data.update(overrides)
     data["home"] = home
     data["config_file"] = cfg
-    try:
-        return Settings.model_validate(data)
-    except ValidationError as exc:
-        fields = sorted({".".join(str(p) for p in err["loc"]) for err in exc.errors()})
-        raise ConfigError(f"invalid setting(s): {', '.join(fields)}") from None
+    values = fast_values(data) if set(data) <= set(FIELDS) else None
+    if values is None:  # unusual or invalid input: pydantic decides, and names the invalid fields
+        from autopatch_tui.core.settings_model import config_error_values
+
+        values = config_error_values(data)
+    return Settings(**values)  # type: ignore[arg-type]
 
 
 def save_setting(path: Path, key: str, value: str) -> None:
     """Set one string setting in config.toml, keeping every other line as it is."""
-    if key not in Settings.model_fields:
+    if key not in FIELDS:
         raise ConfigError(f"unknown setting {key}")
     line = f"{key} = {json.dumps(value, ensure_ascii=False)}\n"
     try:

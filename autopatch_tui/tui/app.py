@@ -74,6 +74,9 @@ class AutopatchApp(App):
     memory_version: var[int] = var(0)
     job_events: var[int] = var(0)
     store_generation: var[int] = var(0)  # +1 when the app reopened on another store
+    # set by `launch_app` (the real process): after the first frame, `gc.freeze()` the start-up objects
+    # (see tui/gc_tuning.py); tests leave it off, so their process-wide GC is untouched
+    freeze_gc_after_start = False
 
     def __init__(self, services: Services) -> None:
         super().__init__()
@@ -110,6 +113,10 @@ class AutopatchApp(App):
         self._install_exit_signals()
         self.run_worker(self._refresh_state, thread=True, group="state", exit_on_error=False)
         self.push_screen(self.make_screen("chat"))
+        if self.freeze_gc_after_start:
+            from autopatch_tui.tui.gc_tuning import freeze_start_up_objects
+
+            self.call_after_refresh(freeze_start_up_objects)
 
     def on_unmount(self) -> None:
         self._remove_exit_signals()

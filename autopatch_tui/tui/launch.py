@@ -9,5 +9,6 @@ def launch_app(repo: str | None, settings: Settings) -> int:
     from autopatch_tui.tui.app import AutopatchApp
 
     app = AutopatchApp.for_repo(repo, settings)
+    app.freeze_gc_after_start = True  # a process of its own: see tui/gc_tuning.py
     app.run()
     return app.return_code or 0

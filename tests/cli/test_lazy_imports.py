@@ -1,6 +1,7 @@
 """`memory status` and `memory list` import only what they need: no agent, no model SDK or HTTP
-layer, no Textual, no pipeline runner (start-up time is mostly imports). One subprocess runs both
-commands in-process and reports which heavy modules got loaded."""
+layer, no Textual, no pydantic (settings and the contract shapes validate without it), no pipeline
+runner (start-up time is mostly imports). One subprocess runs both commands in-process and reports
+which heavy modules got loaded (platformdirs too: with AUTOPATCH_HOME set it is not needed)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("openai", "httpx2", "httpx", "textual", "autopatch_tui.core.agent.chat", "autopatch_tui.core.agent.loop",
+HEAVY = ("openai", "httpx2", "httpx", "textual", "pydantic", "pydantic_core", "platformdirs",
+         "autopatch_tui.core.agent.chat", "autopatch_tui.core.agent.loop",
          "autopatch_tui.core.pipeline.runner", "autopatch_tui.core.pipeline.consolidation",
          "autopatch_tui.core.stores.service", "autopatch_tui.core.repair.workflows")
 

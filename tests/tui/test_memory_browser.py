@@ -660,3 +660,44 @@ async def test_typing_on_after_enter_in_the_search_never_fires_letter_keys(mb_ma
         assert not isinstance(app.screen, ConfirmScreen)
         await pilot.press("down")
         assert app.focused is screen.table
+
+
+# --------------------------------------------------------------------------- first open (issue 14)
+
+
+async def test_first_open_loads_the_selected_detail_with_the_list_and_composes_the_footer_once(
+        mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.widgets import Footer
+
+    from autopatch_tui.tui.screens.memory_browser import MemoryBrowserScreen as Browser
+
+    mb_populate(mb_manager, mb_clock)
+    detail_trips: list[str] = []
+    real_load_detail = Browser._load_detail
+    monkeypatch.setattr(Browser, "_load_detail", lambda self, gen, item_id: (detail_trips.append(item_id),
+                                                                            real_load_detail(self, gen, item_id)))
+    recomposes: list[str] = []
+    real_recompose = Footer.recompose
+
+    async def counting(self: Footer) -> None:
+        recomposes.append(self.screen.name or "")
+        await real_recompose(self)
+
+    monkeypatch.setattr(Footer, "recompose", counting)
+    app = mb_app(mb_manager, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        recomposes.clear()
+        screen = await open_browser(pilot)
+        first = row_ids(screen)[0]
+        assert screen.selected == first and screen.detail is not None and screen.detail.id == first
+        assert detail_trips == []  # came with the list: no second worker trip, no second layout
+        assert not screen.query("#mb-degraded")  # the degraded view is built only for a degraded store
+        assert recomposes.count("memory") == 1  # filled once; later binding refreshes change keys in place
+        await choose(pilot, screen, row_ids(screen)[1])  # moving the cursor still loads that item's detail
+        assert detail_trips == [row_ids(screen)[1]]
+        chosen = row_ids(screen)[1]
+        screen.reload()  # a reload keeps the selection, its detail again with the list
+        await settle(pilot)
+        assert screen.selected == chosen and screen.detail is not None and screen.detail.id == chosen
+        assert detail_trips == [chosen]

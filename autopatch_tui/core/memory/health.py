@@ -9,8 +9,10 @@ row content). Nothing here creates or changes a file (`sqlite.untouched_params`)
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -125,9 +127,60 @@ def invariant_problem(conn: sqlite3.Connection) -> str | None:
     return None
 
 
+# healthy verdicts of this process, by file state (see `_file_state`); a few stores at most
+_VERIFIED: dict[str, tuple[object, ...]] = {}
+_VERIFIED_MAX = 8
+# a verdict is kept only for a file last changed this long before its check began: any later write
+# then gets a newer ctime (the kernel's timestamp tick is far shorter), so the state cannot repeat
+SETTLED_SECONDS = 0.05
+
+
+def _file_state(path: Path) -> tuple[object, ...] | None:
+    """What identifies the bytes of `path` and its side files without reading them: device, inode,
+    mode, owner, size, mtime and ctime of `memory.db`, `-wal` and `-journal` (None when missing).
+    Content cannot change without changing ctime, which no unprivileged process can set."""
+    out: list[object] = []
+    for suffix in ("", "-wal", "-journal"):
+        try:
+            st = os.lstat(f"{path}{suffix}")
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        except OSError:
+            return None
+        out.append((st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
+def _settled(state: tuple[object, ...], started: float) -> bool:
+    ctimes = [entry[6] for entry in state if entry is not None]  # type: ignore[index]
+    return bool(ctimes) and max(ctimes) < (started - SETTLED_SECONDS) * 1e9  # type: ignore[operator]
+
+
 def inspect_store(path: Path) -> Health:
     """Validate `path` without creating or changing any file in its folder (see
-    `sqlite.untouched_params`). A missing or zero-length file reports `empty=True`."""
+    `sqlite.untouched_params`). A missing or zero-length file reports `empty=True`.
+
+    Opening a store checks it more than once in one process (the merge redirect reads it, then the
+    store opens it): a healthy verdict is reused while the files are in exactly the state that was
+    checked (`_file_state`: any write changes it), so the full check — `quick_check`, every CHECK,
+    `foreign_key_check`, O(size of the store) — runs once per state, as strict as before."""
+    key = os.path.abspath(path)
+    started = time.time()
+    state = _file_state(path)
+    if state is not None and _VERIFIED.get(key) == state:
+        return Health(True, SCHEMA_VERSION)
+    health = _inspect_store(path)
+    if health.healthy and state is not None and _settled(state, started) and _file_state(path) == state:
+        if len(_VERIFIED) >= _VERIFIED_MAX:
+            _VERIFIED.clear()
+        _VERIFIED[key] = state
+    else:
+        _VERIFIED.pop(key, None)
+    return health
+
+
+def _inspect_store(path: Path) -> Health:
     try:
         st = path.stat()
     except FileNotFoundError:

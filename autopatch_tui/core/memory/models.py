@@ -1,17 +1,16 @@
-"""Pydantic shapes of the machine contracts (contracts §4, §5): what `--json` prints and what the
-UI reads. Field lists are exact."""
+"""Shapes of the machine contracts (contracts §4, §5): what `--json` prints and what the UI reads.
+Field lists are exact. Validated frozen records (`core.contract_shape`), not pydantic models: the
+CLI's `memory status` / `list` must not pay for importing pydantic (issue 14)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from autopatch_tui.core.contract_shape import Contract as _Contract
+from autopatch_tui.core.contract_shape import contract, exclude
 
 
-class _Contract(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-
+@contract
 class ItemSummary(_Contract):
     id: str
     kind: str
@@ -24,6 +23,7 @@ class ItemSummary(_Contract):
     updated_at: str
 
 
+@contract
 class RevisionSummary(_Contract):
     revision: int
     status: str
@@ -31,12 +31,14 @@ class RevisionSummary(_Contract):
     updated_at: str
 
 
+@contract
 class SourceQuote(_Contract):
     turn_id: str
     role: Literal["user", "assistant"]
     quote: str
 
 
+@contract
 class ItemDetail(ItemSummary):
     status: str
     revision: int
@@ -48,6 +50,7 @@ class ItemDetail(ItemSummary):
     sources: list[SourceQuote]
 
 
+@contract
 class JobFailure(_Contract):
     """Safe structure only (contracts §6)."""
 
@@ -62,6 +65,7 @@ class JobFailure(_Contract):
     attempts: int
 
 
+@contract
 class JobCounts(_Contract):
     pending: int = 0
     leased: int = 0
@@ -71,11 +75,13 @@ class JobCounts(_Contract):
     succeeded_no_output: int = 0
 
 
+@contract
 class SummaryState(_Contract):
     status: Literal["current", "stale", "missing"]
     path: str
 
 
+@contract
 class StatusReport(_Contract):
     state: Literal["healthy", "degraded"]
     db_path: str
@@ -93,15 +99,17 @@ class StatusReport(_Contract):
     failures_total: int = 0  # all failed/retry_wait jobs with a failure; `failures` may list fewer
     summary: SummaryState
     # shown by `memory status` (text); not part of the §5 JSON document
-    candidates: dict[str, int] = Field(default_factory=dict, exclude=True)
+    candidates: dict[str, int] = exclude(default_factory=dict)
 
 
+@contract
 class FlushResult(_Contract):
     completed: int
     pending: int
     timed_out: bool
 
 
+@contract
 class NewThreadResult(_Contract):
     old_thread_id: str
     new_thread_id: str

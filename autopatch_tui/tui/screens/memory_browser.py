@@ -47,8 +47,9 @@ from autopatch_tui.tui.widgets.memory_item_detail import (
 __all__ = ["PAGE", "SEARCH_INTENT", "MemoryBrowserScreen", "SourceList", "locate_quote", "open_turn_in_history",
            "quote_in_turn"]
 
-PAGE = 200
-"""Items loaded per page; the next page loads when the cursor reaches the last row."""
+PAGE = 100
+"""Items loaded per page (two screens at 200x50; as the history's page); the next page loads when the
+cursor reaches the last row. The first open builds one page of table rows (issue 14)."""
 SEARCH_INTENT = "general_chat"
 """The intent of the browser's search: the default of `memory search`."""
 
@@ -101,16 +102,22 @@ class MemoryBrowserScreen(AppScreen):
                     yield Static(Text(""), id="mb-revisions", markup=False)
                     yield Static(Text("Provenance"), id="mb-sources-title", classes="mb-section", markup=False)
                     yield SourceList(id="mb-sources")
-        with Vertical(id="mb-degraded"):
-            yield Static(Text("Memory is degraded"), id="mb-degraded-title", markup=False)
-            yield Static(Text(""), id="mb-diagnostic", markup=False)
-            with Horizontal(classes="buttons"):
-                yield Button(Text("Export snapshot (e)"), id="mb-export")
-                yield Button(Text("Clear Memory… (c)"), id="mb-clear", variant="error")
-        yield AppFooter()
+        yield AppFooter()  # the degraded view is mounted only when a store is degraded (`_degraded_view`)
+
+    @staticmethod
+    def _degraded_widgets() -> Vertical:
+        return Vertical(
+            Static(Text("Memory is degraded"), id="mb-degraded-title", markup=False),
+            Static(Text(""), id="mb-diagnostic", markup=False),
+            Horizontal(Button(Text("Export snapshot (e)"), id="mb-export"),
+                       Button(Text("Clear Memory… (c)"), id="mb-clear", variant="error"), classes="buttons"),
+            id="mb-degraded")
+
+    def _degraded_view(self) -> Vertical | None:
+        found = self.query("#mb-degraded")
+        return found.first(Vertical) if found else None
 
     def on_mount(self) -> None:
-        self.query_one("#mb-degraded").display = False
         self._show_detail_placeholder("")
         self._set_columns(memory_list.LIST_COLUMNS)
         self.query_one("#mb-items", DataTable).focus()
@@ -159,26 +166,41 @@ class MemoryBrowserScreen(AppScreen):
             return
         items = mgr.list_items(kind=None if kind == "all" else kind, status=status, limit=PAGE + 1, offset=offset)
         rows = [Row(i.id, i.kind, i.subject, i.statement) for i in items[:PAGE]]
-        self.app.call_from_thread(self._show_rows, gen, rows, len(items) > PAGE, offset > 0, "")
+        first = None
+        if offset == 0 and rows:  # the detail the list will select, in the same trip: one update, one layout
+            ids = [r.id for r in rows]
+            target = self.selected if self.selected in ids else ids[0]
+            first = (target, *self._detail_payload(target))
+        self.app.call_from_thread(self._show_rows, gen, rows, len(items) > PAGE, offset > 0, "", first)
 
-    def _show_degraded(self, gen: int, diagnostic: str, schema_version: int | None) -> None:
+    async def _show_degraded(self, gen: int, diagnostic: str, schema_version: int | None) -> None:
         if gen != self._list_gen:
             return
+        view = self._degraded_view()
+        if view is None:  # built on first need: a healthy store's first open never pays for it
+            view = self._degraded_widgets()
+            await self.mount(view, before=self.query_one(AppFooter))
+            if gen != self._list_gen:
+                view.display = False
+                return
         self.healthy = False
         self.query_one("#mb-browser").display = False
-        self.query_one("#mb-degraded").display = True
+        view.display = True
         text = notices.degraded_text(diagnostic, schema_version, self.services.manager.paths)
         self.query_one("#mb-diagnostic", Static).update(text)
         self.query_one("#mb-clear", Button).focus()
         self.refresh_bindings()
 
-    def _show_rows(self, gen: int, rows: list[Row], more: bool, append: bool, problem: str) -> None:
+    def _show_rows(self, gen: int, rows: list[Row], more: bool, append: bool, problem: str,
+                   first: tuple[str, ItemDetail | None, list[Provenance]] | None = None) -> None:
         if gen != self._list_gen:
             return
         was_degraded = self.healthy is False
         self.healthy = True
         if was_degraded or not self.query_one("#mb-browser").display:
-            self.query_one("#mb-degraded").display = False
+            view = self._degraded_view()
+            if view is not None:
+                view.display = False
             self.query_one("#mb-browser").display = True
             self.table.focus()
         self._loading_more = False
@@ -202,6 +224,11 @@ class MemoryBrowserScreen(AppScreen):
             return
         target = self.selected if self.selected in ids else ids[0]
         table.move_cursor(row=ids.index(target), animate=False)
+        if first is not None and first[0] == target:  # loaded with the list
+            self.selected = target
+            self._detail_gen += 1
+            self._show_detail(self._detail_gen, first[1], first[2])
+            return
         self.select_item(target, force=True)
 
     def _show_summary(self, problem: str) -> None:
@@ -219,6 +246,8 @@ class MemoryBrowserScreen(AppScreen):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is None or event.row_key.value is None:
             return
+        if event.cursor_row != event.data_table.cursor_row:
+            return  # stale: the cursor moved on (a reload refills the table, then moves to the selection)
         self.select_item(str(event.row_key.value))
         if event.cursor_row >= len(self.rows) - 1:
             self._load_more()
@@ -231,12 +260,15 @@ class MemoryBrowserScreen(AppScreen):
         self._run(partial(self._load_detail, self._detail_gen, item_id), "mb-detail")
 
     def _load_detail(self, gen: int, item_id: str) -> None:
+        self.app.call_from_thread(self._show_detail, gen, *self._detail_payload(item_id))
+
+    def _detail_payload(self, item_id: str) -> tuple[ItemDetail | None, list[Provenance]]:
+        """(In a worker) the item's detail and its provenance, or (None, []) when it is gone."""
         mgr = self.services.manager
         try:
             detail = mgr.show_item(item_id)
         except MemoryNotFoundError:
-            self.app.call_from_thread(self._show_detail, gen, None, [])
-            return
+            return None, []
         turns: dict[str, TurnInfo | None] = {}
         for s in detail.sources:
             if s.turn_id not in turns:
@@ -244,8 +276,7 @@ class MemoryBrowserScreen(AppScreen):
                     turns[s.turn_id] = mgr.turn_info(s.turn_id)
                 except MemoryNotFoundError:
                     turns[s.turn_id] = None
-        provenance = [Provenance(s, turns[s.turn_id]) for s in detail.sources]
-        self.app.call_from_thread(self._show_detail, gen, detail, provenance)
+        return detail, [Provenance(s, turns[s.turn_id]) for s in detail.sources]
 
     def _clear_detail(self) -> None:
         self.detail = None

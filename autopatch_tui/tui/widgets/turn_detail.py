@@ -33,8 +33,16 @@ class TurnDetail(VerticalScroll):
     """The pane; it holds a `Static` (the header, the user's text, or a notice) and a `Markdown`
     (the answer), both composed by its screen."""
 
+    _shown: tuple[TurnInfo | None, Text | None] | None = None
+
     def show(self, turn: TurnInfo | None, empty: Text) -> None:
-        """Show `turn` from its top, or the `empty` notice when there is none."""
+        """Show `turn` from its top, or the `empty` notice when there is none. Showing what is
+        already shown does nothing (a screen's first open asked for the same turn twice: its
+        Markdown re-parsed and re-mounted, one more layout; issue 14)."""
+        key = (turn, empty if turn is None else None)
+        if key == self._shown:
+            return
+        self._shown = key
         text = self.query_one(Static)
         answer = self.query_one(Markdown)
         if turn is None:

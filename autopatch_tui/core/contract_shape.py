@@ -1,0 +1,118 @@
+"""A frozen, validated record without pydantic: the base of the machine-contract shapes
+(`memory.models`) that `memory status` / `memory list` build and print.
+
+Importing pydantic and building its models costs more than the rest of a CLI command (issue 14), so
+these shapes are plain frozen dataclasses (keyword-only) with the few pydantic conveniences their
+users call: `model_dump(mode=...)` (nested shapes become dicts; fields marked `exclude` are left
+out), `model_dump_json()`, `model_copy(update=...)`. Construction still validates every field
+against its annotation, as strictly as the pydantic models did for these types: `str` takes only a
+`str` (no bytes, no number), `int` an `int` that is not a `bool`, `bool` a `bool`, `Literal[...]`
+one of its values, `list[X]` / `dict[str, int]` their element types, a nested shape its class.
+An unknown or missing field is a `TypeError` (as a dataclass gives), a wrong value a `ValueError`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+_LITERAL = re.compile(r"^Literal\[(.*)\]$")
+
+
+def exclude(**kwargs: Any) -> Any:
+    """A field left out of `model_dump` (pydantic's `Field(exclude=True)`)."""
+    return dataclasses.field(metadata={"exclude": True}, **kwargs)
+
+
+def _checker(annotation: str, namespace: dict[str, Any]) -> Callable[[Any], bool] | type:
+    """A predicate for `annotation`, or the type itself when the value must be exactly of it."""
+    text = annotation.strip()
+    if text in ("str", "int", "bool"):
+        return {"str": str, "int": int, "bool": bool}[text]
+    if " | " in text:
+        options = [_predicate(part, namespace) for part in text.split(" | ")]
+        return lambda v: any(ok(v) for ok in options)
+    if text == "None":
+        return lambda v: v is None
+    lit = _LITERAL.match(text)
+    if lit:
+        allowed = frozenset(json.loads("[" + lit.group(1).replace("'", '"') + "]"))
+        return lambda v: type(v) is str and v in allowed
+    if text.startswith("list[") and text.endswith("]"):
+        inner = _predicate(text[5:-1], namespace)
+        return lambda v: type(v) is list and all(inner(x) for x in v)
+    if text.startswith("dict[") and text.endswith("]"):
+        key_text, value_text = (p.strip() for p in text[5:-1].split(",", 1))
+        key_ok, value_ok = _predicate(key_text, namespace), _predicate(value_text, namespace)
+        return lambda v: type(v) is dict and all(key_ok(k) and value_ok(x) for k, x in v.items())
+    cls = namespace.get(text)
+    if isinstance(cls, type):
+        return lambda v: type(v) is cls
+    raise TypeError(f"contract_shape: unsupported annotation {annotation!r}")
+
+
+def _predicate(annotation: str, namespace: dict[str, Any]) -> Callable[[Any], bool]:
+    found = _checker(annotation, namespace)
+    if type(found) is type:
+        return lambda v: type(v) is found
+    return found  # type: ignore[return-value]
+
+
+class Contract:
+    """Subclass with `@contract`. Instances are frozen; compare by value."""
+
+    def __post_init__(self) -> None:
+        for name, ok in _prepared(type(self))[0]:
+            value = getattr(self, name)
+            if not (type(value) is ok if type(ok) is type else ok(value)):  # a plain type: checked inline
+                raise ValueError(f"{type(self).__name__}.{name}: invalid value of type {type(value).__name__}")
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        del mode  # the shapes hold JSON types only: both modes give the same document
+        return {name: _dump(getattr(self, name)) for name in _prepared(type(self))[1]}
+
+    def model_dump_json(self) -> str:
+        return json.dumps(self.model_dump(), ensure_ascii=False, separators=(",", ":"))
+
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> Any:
+        return dataclasses.replace(self, **(update or {}))
+
+
+_PLAIN = (str, int, bool, float, type(None))
+
+
+def _dump(value: Any) -> Any:
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, Contract):
+        return value.model_dump()
+    if type(value) is list:
+        return [_dump(v) for v in value]
+    if type(value) is dict:
+        return {k: _dump(v) for k, v in value.items()}
+    return value
+
+
+_Prepared = tuple[tuple[tuple[str, Callable[[Any], bool] | type], ...], tuple[str, ...]]
+_PREPARED: dict[type, _Prepared] = {}
+
+
+def _prepared(cls: type) -> _Prepared:
+    """(field checks, dumped field names) of one shape class, built once."""
+    found = _PREPARED.get(cls)
+    if found is None:
+        namespace = vars(sys.modules[cls.__module__])
+        fields = dataclasses.fields(cls)
+        found = (tuple((f.name, _checker(str(f.type), namespace)) for f in fields),
+                 tuple(f.name for f in fields if not f.metadata.get("exclude")))
+        _PREPARED[cls] = found
+    return found
+
+
+def contract(cls: type) -> type:
+    """Make `cls` (a `Contract` subclass) a frozen keyword-only dataclass; its checks are
+    prepared on first construction (annotations may name shapes defined later in the module)."""
+    return dataclasses.dataclass(frozen=True, kw_only=True)(cls)
