@@ -67,6 +67,12 @@ class Contract:
     def __post_init__(self) -> None:
         for name, ok in _prepared(type(self))[0]:
             value = getattr(self, name)
+            if type(value) is bytes:  # a BLOB in a TEXT column (SQLite does not enforce column types)
+                try:
+                    value = value.decode("utf-8")  # as pydantic's lax `str` did
+                except UnicodeDecodeError:
+                    raise ValueError(f"{type(self).__name__}.{name}: bytes that are not UTF-8") from None
+                object.__setattr__(self, name, value)
             if not (type(value) is ok if type(ok) is type else ok(value)):  # a plain type: checked inline
                 raise ValueError(f"{type(self).__name__}.{name}: invalid value of type {type(value).__name__}")
 

@@ -124,7 +124,12 @@ class Settings:
         return self.memory_model or self.llm_model
 
     def model_dump(self) -> dict[str, object]:
-        return {f: getattr(self, f) for f in FIELDS}
+        """A copy: changing the dump's lists or dicts does not change these settings."""
+        out: dict[str, object] = {}
+        for f in FIELDS:
+            value = getattr(self, f)
+            out[f] = value.copy() if isinstance(value, (list, dict)) else value
+        return out
 
     def with_overrides(self, **changes: object) -> Settings:
         data = self.model_dump()

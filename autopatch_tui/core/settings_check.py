@@ -48,12 +48,15 @@ def _number(value: object, kind: str, low: float | None, low_inclusive: bool, hi
         else:
             raise _Defer
     elif type(value) in (int, float):
-        number = float(value)  # type: ignore[arg-type]
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except OverflowError:  # an int too large for a float: pydantic words the error
+            raise _Defer from None
     elif type(value) is str and _DECIMAL.fullmatch(value):
         number = float(value)
     else:
         raise _Defer
-    if not math.isfinite(number):
+    if type(number) is float and not math.isfinite(number):
         raise _Defer
     if low is not None and (number < low or (number == low and not low_inclusive)):
         raise _Defer
@@ -86,7 +89,7 @@ def _value(name: str, value: object) -> object:
     if name in _RUFF_LISTS:
         if value is None:
             return None
-        if type(value) is not list or not all(type(v) is str and _RUFF.match(v) for v in value):
+        if type(value) is not list or not all(type(v) is str and _RUFF.fullmatch(v) for v in value):
             raise _Defer
         return list(value)
     if name == "home" or name == "config_file":

@@ -25,7 +25,7 @@ from autopatch_tui.core.settings_model import SettingsModel, validated_values
 HOME = Path("/nonexistent-home")
 NUMBERS = ["5", "0", "-1", "00012", " 5", "5 ", "+5", "5.0", "5.5", ".5", "1e3", "1_000", "inf", "nan", "0x10", "",
            "٥", "3601", "3600", "10", "11", 5, 0, -3, 5.0, 5.5, 0.0, 3600, 3600.5, 10, 11, True, False, None,
-           float("inf"), float("nan"), 10**30, "9" * 25, [5], {"a": 1}]
+           float("inf"), float("nan"), 10**30, 10**400, "9" * 25, [5], {"a": 1}]
 TEXTS = ["x", "  x ", "", "   ", "http://127.0.0.1:1/v1", "ÄÖ", 5, None, True, b"x", ["x"]]
 CASES: dict[str, list[object]] = {
     **{f: NUMBERS for f in ("context_window", "max_output_tokens", "memory_max_output_tokens", "llm_max_retries",
@@ -35,7 +35,7 @@ CASES: dict[str, list[object]] = {
     **{f: ["auto", "on", "off", " ON ", "Off", "yes", "", 1, None, True] for f in ("llm_json_mode", "llm_tools")},
     "debug": [True, False, 1, 0, "true", "1", None, "yes"],
     "keymap": [{}, {"ctrl+k": "history"}, {"a": 1}, {1: "a"}, [], None, "x"],
-    **{f: [None, [], ["S"], ["ALL", "B006", "BLE001"], ["s"], ["S", 1], ["B0066x"], "S", [None], ("S",)]
+    **{f: [None, [], ["S"], ["ALL", "B006", "BLE001"], ["s"], ["S", 1], ["B0066x"], ["B006\n"], ["ALL\n"], "S", [None], ("S",)]
        for f in ("audit_ruff_select", "audit_ruff_ignore")},
     "config_file": [None, Path("/x/config.toml"), "/x/config.toml"],
 }

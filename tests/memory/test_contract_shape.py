@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from autopatch_tui.core.memory.models import JobCounts, StatusReport, SummaryState
+from autopatch_tui.core.memory.models import ItemSummary, JobCounts, StatusReport, SummaryState
 
 ITEM = dict(id="mem-1", kind="project_decision", subject="s", statement="t", strength="soft", origin="explicit",
             recall_mode="on_match", applies_to_paths=["src/"], updated_at="2026-01-01T00:00:00Z")
@@ -21,7 +21,7 @@ def _status(**changes: object) -> StatusReport:
     return StatusReport(**{**base, **changes})  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("field,value", [("subject", b"s"), ("subject", 5), ("subject", None),
+@pytest.mark.parametrize("field,value", [("subject", b"\xff\xfe"), ("subject", 5), ("subject", None),
                                          ("applies_to_paths", ["a", 1]), ("applies_to_paths", ("a",)),
                                          ("kind", True)])
 def test_a_wrong_value_is_refused(field: str, value: object) -> None:
@@ -63,3 +63,10 @@ def test_status_document_order_nesting_and_excluded_counts() -> None:
         report.model_copy(update={"state": "sleepy"})
     with pytest.raises(AttributeError):
         report.turns = 5  # type: ignore[misc]
+
+
+def test_utf8_bytes_in_a_text_field_read_as_text() -> None:
+    """SQLite does not enforce column types: a store can hold a BLOB in `subject` (someone else's
+    repository, another tool). pydantic's lax `str` decoded it; so does the shape, and lists it."""
+    item = ItemSummary(**{**ITEM, "subject": "缩进".encode()})  # type: ignore[arg-type]
+    assert item.subject == "缩进" and '"subject":"缩进"' in item.model_dump_json()

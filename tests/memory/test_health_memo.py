@@ -108,3 +108,20 @@ def test_opening_a_settled_store_checks_it_once(tmp_path: Path, full_checks: lis
     finally:
         mgr.close()
     assert len(full_checks) == 1  # the merge redirect's read and the open share one check
+
+
+def test_a_linked_store_is_checked_every_time(template: Path, tmp_path: Path, full_checks: list[Path]) -> None:
+    """A link's own state does not change when its target is replaced: a linked store (or side
+    file) is never remembered, so garbage moved onto the target is found (only the open path
+    refuses links; the registry readers check stores by path)."""
+    target = _settled_copy(template, tmp_path)
+    link = tmp_path / "linked" / "memory.db"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    time.sleep(SETTLE)
+    assert health.inspect_store(link).healthy
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"SQLite format 3\x00" + b"\x00" * 4080)
+    os.replace(garbage, target)
+    assert not health.inspect_store(link).healthy
+    assert len(full_checks) == 2

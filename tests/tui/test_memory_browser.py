@@ -701,3 +701,22 @@ async def test_first_open_loads_the_selected_detail_with_the_list_and_composes_t
         await settle(pilot)
         assert screen.selected == chosen and screen.detail is not None and screen.detail.id == chosen
         assert detail_trips == [chosen]
+
+
+async def test_a_first_detail_that_fails_to_load_does_not_hide_the_list(
+        mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first item's detail comes with the list; when reading it fails (a damaged row), the list
+    still shows and the detail is left to the ordinary per-row load."""
+    from autopatch_tui.tui.screens.memory_browser import MemoryBrowserScreen as Browser
+
+    mb_populate(mb_manager, mb_clock)
+
+    def broken(self, item_id):  # type: ignore[no-untyped-def]
+        raise ValueError("a damaged row")
+
+    monkeypatch.setattr(Browser, "_detail_payload", broken)
+    app = mb_app(mb_manager, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await open_browser(pilot)
+        assert len(row_ids(screen)) >= 2  # the rows are there

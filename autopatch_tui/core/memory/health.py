@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -147,6 +148,10 @@ def _file_state(path: Path) -> tuple[object, ...] | None:
             out.append(None)
             continue
         except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode) or st.st_ctime_ns % 1_000_000 == 0:
+            # a link: its target can change without changing this; whole-millisecond ctimes: a
+            # file system with coarse timestamps, where a rewrite can repeat the state
             return None
         out.append((st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(out)

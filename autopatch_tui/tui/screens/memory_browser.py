@@ -10,6 +10,7 @@ model text is shown as plain `Text`, never parsed as markup."""
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable
 from functools import partial
 
@@ -46,6 +47,8 @@ from autopatch_tui.tui.widgets.memory_item_detail import (
 
 __all__ = ["PAGE", "SEARCH_INTENT", "MemoryBrowserScreen", "SourceList", "locate_quote", "open_turn_in_history",
            "quote_in_turn"]
+
+log = logging.getLogger(__name__)
 
 PAGE = 100
 """Items loaded per page (two screens at 200x50; as the history's page); the next page loads when the
@@ -170,7 +173,10 @@ class MemoryBrowserScreen(AppScreen):
         if offset == 0 and rows:  # the detail the list will select, in the same trip: one update, one layout
             ids = [r.id for r in rows]
             target = self.selected if self.selected in ids else ids[0]
-            first = (target, *self._detail_payload(target))
+            try:
+                first = (target, *self._detail_payload(target))
+            except Exception as exc:  # the list still shows; selecting the row loads (and reports) it
+                log.warning("first item detail not loaded with the list: %s", type(exc).__name__)
         self.app.call_from_thread(self._show_rows, gen, rows, len(items) > PAGE, offset > 0, "", first)
 
     async def _show_degraded(self, gen: int, diagnostic: str, schema_version: int | None) -> None:
