@@ -37,7 +37,8 @@ def render_status(report: StatusReport) -> list[str]:
     ]
     if report.candidates:
         lines.append(f"candidates: pending {report.candidates.get('pending', 0)}, suppressed "
-                     f"{report.candidates.get('suppressed', 0)} (a failed job's come back with `memory retry JOB_ID`)")
+                     f"{report.candidates.get('suppressed', 0)}"
+                     " (a failed job's candidates come back with `memory retry JOB_ID`)")
     for f in report.failures:
         lines.append(
             f"  {f.status} {f.kind} job {f.job_id}: category={f.category} phase={f.phase} stage={f.stage}"
