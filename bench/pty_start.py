@@ -43,13 +43,46 @@ def _read_until(fd: int, buf: bytearray, found, deadline: float) -> float | None
     return None
 
 
-def one_run(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40), timeout: float = 20.0) -> dict[str, float]:
-    t0 = time.perf_counter()
+def spawn_app(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40)) -> tuple[int, int]:
+    """`python -m autopatch_tui` in `repo` on a fresh pty of `size`: (pid, the pty's fd)."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the app, as a user starts it
         os.chdir(repo)
         os.execve(sys.executable, [sys.executable, "-m", "autopatch_tui"], env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    return pid, fd
+
+
+def quit_app(pid: int, fd: int, buf: bytearray, timeout: float = 10.0):  # -> resource.struct_rusage
+    """Ctrl+Q, reading what the app draws meanwhile; SIGTERM if it has not exited within `timeout`.
+    Returns the app's resource usage (os.wait4)."""
+    os.write(fd, b"\x11")  # ctrl+q
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        _read_until(fd, buf, lambda text: False, time.perf_counter() + 0.05)
+        done, _status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return usage
+    os.kill(pid, signal.SIGTERM)
+    return os.wait4(pid, 0)[2]
+
+
+def close_app(pid: int, fd: int) -> None:
+    """Close the pty and make sure the app is gone (a run that failed half-way included)."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def one_run(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40), timeout: float = 20.0) -> dict[str, float]:
+    t0 = time.perf_counter()
+    pid, fd = spawn_app(repo, env, size)
     out: dict[str, float] = {}
     buf = bytearray()
     try:
@@ -64,29 +97,11 @@ def one_run(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40), 
         if echoed is not None:
             out["key_echo_ms"] = (echoed - t_key) * 1000
             out["key_at_ms"] = (echoed - t0) * 1000
-        os.write(fd, b"\x11")  # ctrl+q
-        deadline = time.perf_counter() + 10
-        status = None
-        while time.perf_counter() < deadline:
-            _read_until(fd, buf, lambda text: False, time.perf_counter() + 0.05)
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-            if done:
-                break
-        else:
-            os.kill(pid, signal.SIGTERM)
-            _, status, usage = os.wait4(pid, 0)
+        usage = quit_app(pid, fd, buf)
         out["cpu_ms"] = (usage.ru_utime + usage.ru_stime) * 1000
         return out
     finally:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        close_app(pid, fd)
 
 
 def app_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:

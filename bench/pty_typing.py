@@ -12,16 +12,10 @@ The worker cost is busy minus idle, per percentile, over all runs' keys."""
 
 from __future__ import annotations
 
-import fcntl
 import math
 import os
-import pty
-import signal
 import sqlite3
 import statistics
-import struct
-import sys
-import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,11 +28,7 @@ ALPHABET = "qwertyuiopasdfghjklzxcvbnm"
 def type_keys(repo: Path, env: dict[str, str], *, keys: int = 60, gap: float = 0.05, settle: float = 1.0,
               size: tuple[int, int] = (120, 40)) -> list[float]:
     """Milliseconds from each key's write to its echo (NaN when it never showed within 5 s)."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(repo)
-        os.execve(sys.executable, [sys.executable, "-m", "autopatch_tui"], env)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    pid, fd = P.spawn_app(repo, env, size)
     buf = bytearray()
     out: list[float] = []
     try:
@@ -60,23 +50,10 @@ def type_keys(repo: Path, env: dict[str, str], *, keys: int = 60, gap: float = 0
             echoed = P._read_until(fd, buf, shown, t + 5)
             out.append((echoed - t) * 1000 if echoed is not None else float("nan"))
             P._read_until(fd, buf, lambda text: False, time.perf_counter() + gap)
-        os.write(fd, b"\x11")  # ctrl+q
-        deadline = time.perf_counter() + 10
-        while time.perf_counter() < deadline:
-            P._read_until(fd, buf, lambda text: False, time.perf_counter() + 0.05)
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                break
+        P.quit_app(pid, fd, buf)
         return out
     finally:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        P.close_app(pid, fd)
 
 
 def jobs_done(repo: Path) -> int:
