@@ -162,10 +162,6 @@ class LLMClient:
         """Whether the SDK client has been built (the first request builds it)."""
         return self._sdk_clients is not None
 
-    def warm(self) -> None:
-        """Build the SDK client now (off the caller's critical path, e.g. in a background thread)."""
-        self._sdk()
-
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClient | None:
         """The client for these settings, or None when no model is configured."""
