@@ -1,9 +1,9 @@
 """Which item revisions left `active` in which committed Memory version — an in-process journal.
 
-The incremental review summary (`pipeline/summary_state.py`) needs, between two renders, the
-revisions that stopped being active: new revisions it finds itself (their row IDs are above the
-highest one it has seen), but a retired row keeps its row ID. So the writers that retire rows record
-them here:
+The incremental review summary (`pipeline/summary_state.py`) and the standing lane's carried
+caches (`recall/standing_carry.py`) need, between two reads, the revisions that stopped being
+active: new revisions they find themselves (their row IDs are above the highest one seen), but a
+retired row keeps its row ID. So the writers that retire rows record them here:
 
 - a writer wraps its write transaction in `tracked(conn)`; inside it, `note_retired` (called by
   `item_writes.retire_revision` and `forget_item` for a row that really changed) and `note_bump`
@@ -16,7 +16,8 @@ them here:
 A reader trusts the journal only for a range of versions it fully covers (`retired_between`), for
 the same store file, creation time and generation (a `memory clear` bumps the generation), and
 while `poison()` is unchanged. Anything else — another process's commit, a merge, a clear, a restart
-— is a gap, and the reader falls back to a full render. Nothing here is written to disk.
+— is a gap, and the reader falls back to a full read. Entries stay until MAX_VERSIONS newer ones
+push them out (two readers use them). Nothing here is written to disk.
 
 Every retirement the product makes is either tracked (consolidation, forget) or comes with a version
 bump in its own transaction (a merge), which leaves a gap. `poison` guards a retirement that does
@@ -86,7 +87,7 @@ def tracked(conn: sqlite3.Connection) -> Iterator[None]:
             for v in entry.versions:
                 versions[v] = rows if v == entry.versions[-1] else frozenset()
             while len(versions) > MAX_VERSIONS:
-                versions.pop(min(versions))
+                versions.pop(next(iter(versions)))  # the oldest published (versions publish in order)
 
 
 def note_retired(conn: sqlite3.Connection, row_id: int) -> None:
@@ -127,12 +128,3 @@ def retired_between(key: StoreKey, after: int, upto: int) -> set[int] | None:
                 return None
             out |= rows
         return out
-
-
-def forget_through(key: StoreKey, version: int) -> None:
-    """Drop the entries up to `version` (a reader has consumed them)."""
-    with _lock:
-        versions = _journal.get(key)
-        if versions:
-            for v in [v for v in versions if v <= version]:
-                del versions[v]

@@ -171,7 +171,6 @@ def render(conn: sqlite3.Connection, *, now: float) -> tuple[str, int]:
         else:
             _apply(conn, st, retired, version)
             stats["incremental"] += 1
-        change_journal.forget_through(key, version)
         text = summary.assemble(version, now, {k: s.count for k, s in st.sections.items()},
                                 {k: s.lines() for k, s in st.sections.items()})
         _states[key[0]] = st

@@ -16,6 +16,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
+from autopatch_tui.core.recall import standing_carry
 from autopatch_tui.core.recall.matching import (
     GLOB,
     UNIVERSAL,
@@ -247,10 +248,20 @@ def _base_of(rows: list[sqlite3.Row]) -> _StandingBase:
     return _StandingBase(wide, scoped, bounds)
 
 
+def _standing_caches(conn: sqlite3.Connection) -> standing_carry.Caches:
+    """(standing bases, standing lanes) of the memo of `conn` — carried over from the previous memo
+    when the Memory writes in between changed no `always` row (`standing_carry`)."""
+    m = memo(conn)
+    caches = m.get("standing_caches")
+    if caches is None:
+        caches = m["standing_caches"] = standing_carry.caches_for(conn)
+    return caches
+
+
 def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingBase:
     """The project items' base is shared by every policy with the same project kinds (ordinary and
     repair requests, every thread); a thread's `always` discussions are a small base of their own."""
-    cache = memo(conn).setdefault("standing_base", {})
+    cache = _standing_caches(conn)[0]
     kinds = tuple(k for k in policy.kinds if k != "discussion_context")
     shared = cache.get(kinds)
     if shared is None:
@@ -277,7 +288,7 @@ def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
     ID with the pre-ranked project-wide ones. A new scope costs a few lookups in the base's
     `_ScopeIndex` (never a query, never a pass over every `always` row); a request then walks the
     lane only until its budget is spent (`_Lane.fill` stops when nothing later can fit)."""
-    lanes = memo(conn).setdefault("standing_lane", {})
+    lanes = _standing_caches(conn)[1]
     key = (policy, paths)
     lane = lanes.get(key)
     if lane is None:
