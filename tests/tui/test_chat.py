@@ -11,7 +11,7 @@ from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import load_settings
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.chat_log import AssistantMessage, NoteMessage, UserMessage
+from autopatch_tui.tui.widgets.chat_log import AssistantMessage, FailedTurnNote, NoteMessage, UserMessage
 from tests.support.fixtures import write_old_store
 from tests.support.llm_stub import Reply, free_port
 from tests.support.tui_wait import click
@@ -214,9 +214,14 @@ def test_worker_error_is_reported_once_by_the_app(repo, llm_stub, monkeypatch):
 
     async def run():
         async with app.run_test(size=SIZE) as pilot:
-            await type_and_send(pilot, "hi")
+            await type_and_send(pilot, "hi, keep this line")
             await wait_idle(pilot, app)
             assert app.screen.busy is False
+            # the prompt was cleared at submit: the line lives on in a failed note, ready for retry
+            [failed] = app.screen.query(FailedTurnNote)
+            assert failed.line == "hi, keep this line" and app.screen.failed_line == "hi, keep this line"
+            assert "secret internal detail" not in str(failed.render())
+            assert not app.screen.query(AssistantMessage)  # no empty answer left behind
 
     asyncio.run(run())
     errors = [m for m, sev in seen if sev == "error"]

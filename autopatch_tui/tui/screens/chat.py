@@ -55,6 +55,8 @@ class TurnResult(Protocol):
 
 RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
 TURN_COMMANDS = ("explain", "chat", "audit", "retry")  # slash commands that start a chat turn
+UNEXPECTED_NOTE = ("The request failed unexpectedly (the error is in the log). Your message is kept here: press r "
+                   "on this note (Shift+Tab) or send /retry to send it again.")
 BUSY_KEEPS_TEXT = "A request is still running: your text was kept. Press Escape to cancel the request."
 CANCELLED_NOTE = ("Cancelled. Your message was saved as a failed turn; press r on this note (Shift+Tab) or send "
                   "/retry to send it again.")
@@ -395,10 +397,16 @@ class ChatScreen(AppScreen):
         self.refresh_bindings()
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # the App reports the error; the screen only leaves its busy state
+        # the App reports the error; the screen leaves its busy state and keeps the user's line
         if event.worker.group == "chat" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
             await self._end_stream()
             await self._end_steps()
+            if self._answer is not None:
+                await self._answer.remove()
+                self._answer = None
+            if event.state == WorkerState.ERROR and self._turn_line:
+                self.failed_line = self._turn_line  # the prompt was cleared at submit: nothing typed is lost
+                await self.log_view.add_failed(UNEXPECTED_NOTE, self._turn_line)
             self._finish()
 
     async def reset_view(self) -> None:
