@@ -31,7 +31,9 @@ LOG_BACKUPS = 3
 REDACTED = "[redacted]"
 FORMAT = "%(asctime)s %(levelname)s %(name)s pid=%(process)d: %(message)s"
 DEBUG_FORMAT = "%(asctime)s %(levelname)s %(name)s pid=%(process)d %(threadName)s %(module)s:%(lineno)d: %(message)s"
-SAFE_ATTRS = ("category", "status_code", "rule", "phase", "stage")
+# safe attributes of an exception: our own (categories, HTTP status, rule names) and SQLite's result
+# code name (`SQLITE_BUSY`, `SQLITE_IOERR_…`: an enum, while the message may quote SQL or a path)
+SAFE_ATTRS = ("category", "status_code", "rule", "phase", "stage", "sqlite_errorname")
 
 _installed: PrivateRotatingFileHandler | None = None
 

@@ -138,3 +138,25 @@ def test_the_filter_reduces_exceptions_and_masks_configured_secrets() -> None:
     assert f.filter(record)
     line = logging.Formatter("%(message)s").format(record)
     assert line == "failed ValueError with key [redacted] at /[redacted]/v1 [ValueError]"
+
+
+def test_a_sqlite_error_is_logged_by_its_result_code_never_its_message() -> None:
+    """A database error must be diagnosable from the log (which result code) without its message,
+    which can quote SQL or a path."""
+    import sqlite3
+
+    f = logs.SafeRecords(debug=False)
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("BEGIN")
+        conn.execute("BEGIN")
+    except sqlite3.OperationalError as exc:
+        record = logging.LogRecord("autopatch_tui.x", logging.ERROR, __file__, 1, "worker failed: %s", (exc,),
+                                   (type(exc), exc, exc.__traceback__))
+    finally:
+        conn.close()
+    assert f.filter(record)
+    line = logging.Formatter("%(message)s").format(record)
+    assert line == ("worker failed: OperationalError sqlite_errorname=SQLITE_ERROR"
+                    " [OperationalError sqlite_errorname=SQLITE_ERROR]")
+    assert "transaction" not in line
