@@ -25,12 +25,15 @@ MAX_ENTRIES = 4096  # per memo; a full memo starts over
 _STAMP_SQL = ("SELECT (SELECT data_version FROM memory_meta WHERE id = 1),"
               " (SELECT max(row_id) FROM memory_items)")
 
+STAMP = "stamp"  # a memo holds its own stamp under this key (what it is valid for)
+
 _lock = threading.Lock()
 _memos: OrderedDict[int, tuple[sqlite3.Connection, tuple[Any, ...], dict[Any, Any]]] = OrderedDict()
 
 
 def memo(conn: sqlite3.Connection) -> dict[Any, Any]:
-    """The memo of `conn` for the database as it is now (a fresh one after any change)."""
+    """The memo of `conn` for the database as it is now (a fresh one after any change). It holds its
+    stamp — (`memory_meta.data_version`, highest `memory_items.row_id`) — under STAMP."""
     version = tuple(conn.execute(_STAMP_SQL).fetchone())
     key = id(conn)
     with _lock:
@@ -38,7 +41,7 @@ def memo(conn: sqlite3.Connection) -> dict[Any, Any]:
         if entry is not None and entry[0] is conn and entry[1] == version and len(entry[2]) < MAX_ENTRIES:
             _memos.move_to_end(key)
             return entry[2]
-        fresh: dict[Any, Any] = {}
+        fresh: dict[Any, Any] = {STAMP: version}
         _memos[key] = (conn, version, fresh)
         _memos.move_to_end(key)
         while len(_memos) > MAX_CONNECTIONS:

@@ -251,11 +251,7 @@ def _base_of(rows: list[sqlite3.Row]) -> _StandingBase:
 def _standing_caches(conn: sqlite3.Connection) -> standing_carry.Caches:
     """(standing bases, standing lanes) of the memo of `conn` — carried over from the previous memo
     when the Memory writes in between changed no `always` row (`standing_carry`)."""
-    m = memo(conn)
-    caches = m.get("standing_caches")
-    if caches is None:
-        caches = m["standing_caches"] = standing_carry.caches_for(conn)
-    return caches
+    return standing_carry.caches_for(conn, memo(conn))
 
 
 def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingBase:

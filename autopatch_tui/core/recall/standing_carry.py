@@ -12,7 +12,8 @@ active `always` rows, so they stay valid when, between the two memo stamps:
   store file, creation time and generation, and while no untracked retirement happened (`poison`).
 
 Anything else — a gap in the journal (another process's write, a merge, a clear), a lower highest
-row ID — builds them again. Nothing here is written to disk; entries are per connection, bounded."""
+row ID — builds them again. The stamps are the memos' own (`memo.STAMP`: no second read). Nothing
+here is written to disk; entries are per connection, bounded."""
 
 from __future__ import annotations
 
@@ -22,15 +23,15 @@ from collections import OrderedDict
 from typing import Any
 
 from autopatch_tui.core.memory import change_journal
+from autopatch_tui.core.recall.memo import STAMP
 
 MAX_CONNECTIONS = 16
-
-_STAMP_SQL = ("SELECT (SELECT data_version FROM memory_meta WHERE id = 1),"
-              " (SELECT coalesce(max(row_id), 0) FROM memory_items)")
+KEY = "standing_caches"  # in a memo
 
 Caches = tuple[dict[Any, Any], dict[Any, Any]]  # (standing bases, standing lanes)
 
 _lock = threading.Lock()
+# per connection: the stamp of the memo that last held the caches, the journal key, poison, caches
 _carried: OrderedDict[int, tuple[sqlite3.Connection, tuple[int, int], Any, int, Caches]] = OrderedDict()
 stats = {"carried": 0, "built": 0}  # what the last requests did (tests and the bench read it)
 
@@ -53,24 +54,28 @@ def _always_changed(conn: sqlite3.Connection, key: Any, old: tuple[int, int], ne
     return False
 
 
-def caches_for(conn: sqlite3.Connection) -> Caches:
-    """The standing caches for a fresh memo of `conn`: the previous memo's when no `always` row
-    changed since it was stamped, else new empty ones."""
-    stamp = tuple(conn.execute(_STAMP_SQL).fetchone())
+def caches_for(conn: sqlite3.Connection, m: dict[Any, Any]) -> Caches:
+    """The standing caches of memo `m` of `conn`, kept in it: the ones an earlier memo of this
+    connection held when no `always` row changed between the two memos' stamps, else new ones."""
+    caches = m.get(KEY)
+    if caches is not None:
+        return caches
+    version, highest = m[STAMP]
+    stamp = (int(version), int(highest or 0))  # an empty store has no highest row ID
     key = change_journal.store_key(conn)
     poison = change_journal.poison()
     with _lock:
         entry = _carried.get(id(conn))
-    caches: Caches | None = None
     if entry is not None and entry[0] is conn and entry[2] == key and entry[3] == poison \
-            and not _always_changed(conn, key, entry[1], stamp):  # type: ignore[arg-type]
+            and not _always_changed(conn, key, entry[1], stamp):
         caches = entry[4]
         stats["carried"] += 1
-    if caches is None:
+    else:
         caches = ({}, {})
         stats["built"] += 1
+    m[KEY] = caches
     with _lock:
-        _carried[id(conn)] = (conn, stamp, key, poison, caches)  # type: ignore[assignment]
+        _carried[id(conn)] = (conn, stamp, key, poison, caches)
         _carried.move_to_end(id(conn))
         while len(_carried) > MAX_CONNECTIONS:
             _carried.popitem(last=False)
