@@ -29,8 +29,8 @@ from typing import Any
 
 from autopatch_tui.cli.main import run as cli_run
 from autopatch_tui.core.recall.terms import normalize_phrase
+from tests.quality.cases import Cand, Case
 from tests.support.llm_stub import CapturedRequest, StubLLMServer
-from tests.quality.cases import Case, Cand
 
 KEPT = "kept"
 
@@ -125,11 +125,10 @@ def _assistant(case: Case) -> Callable[[CapturedRequest], str]:
 
     def reply(req: CapturedRequest) -> str:
         users = [m for m in req.messages if m.get("role") == "user"]
-        text = users[-1]["content"] if users else ""
-        for user, answer in answers.items():
-            if user in str(text):
-                return answer
-        return "OK."
+        text = str(users[-1]["content"]) if users else ""
+        # the longest turn text the request holds: an earlier turn's text may be part of a later one's
+        found = [user for user in answers if user in text]
+        return answers[max(found, key=len)] if found else "OK."
     return reply
 
 
