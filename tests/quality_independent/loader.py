@@ -3,7 +3,8 @@
 
 A corpus file is `{"writer": str, "cases": [CASE, ...]}`; each CASE is a short conversation and ONE
 candidate that the scripted model proposes when it processes the LAST turn (`repair` is what it
-answers to an `extraction_repair`; `null` = it repeats the original). Scoring:
+answers to an `extraction_repair`, a field of the candidate; absent or `null` = it repeats the
+original). Scoring:
 - "keep": an active item exists for the candidate (its subject; after a repair, the repaired
   candidate's), and with `lasting: true` it is `hard` + `always`;
 - "refuse": nothing is stored (no active item at all: the case's only candidate is refused).
@@ -140,8 +141,9 @@ def _convert(raw: dict) -> IndependentCase:
     expect = KEPT if raw["expect"] == "keep" else REFUSED
     cand = Cand(at=last, src=tuple(src), expect=expect, **fields)
     repair: tuple[Cand, ...] | None = None
-    if raw.get("repair") is not None:
-        rfields = _fields(raw["repair"], "repair")
+    repaired = cand_raw.get("repair")  # CAND.repair: what the model answers to the extraction_repair
+    if repaired is not None:
+        rfields = _fields(repaired, "candidate.repair")
         repair = (Cand(at=last, src=tuple(src), expect=expect, **rfields),)
     case = Case(id=cid, lang=raw["lang"], turns=tuple(turns), cands=(cand,), repair=repair)
     return IndependentCase(id=cid, lang=raw["lang"], category=raw["category"], expect=raw["expect"],

@@ -328,16 +328,22 @@ def is_hedged(clause: str) -> bool:
     return directive < 0 or m.start() < directive
 
 
+_ACK_WORDS = frozenset(w for p in ACK_PHRASES if p.isascii() for w in re.findall(r"[a-z0-9'/]+", p))
+_ACK_CJK = tuple(p for p in ACK_PHRASES if not p.isascii())  # longest first
+_ASCII_WORD = re.compile(r"[a-z0-9'/]+")
+
+
 def is_acknowledgement(clause: str) -> bool:
-    """Nothing but acknowledgement words once they and punctuation are removed."""
+    """Nothing but acknowledgement words once they and punctuation are removed: every English word
+    is one of the acknowledgement phrases' words, and no other Chinese text is left."""
     c = normalize_clause(clause)
-    if not has_word(c):
+    if not has_word(c) or len(c) > 80:
         return False
-    rest = c
-    for phrase in ACK_PHRASES:
-        if phrase.isascii():
-            rest = re.sub(r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])", " ", rest)
-        else:
+    if any(w not in _ACK_WORDS for w in _ASCII_WORD.findall(c)):
+        return False
+    rest = _ASCII_WORD.sub(" ", c)
+    for phrase in _ACK_CJK:
+        if phrase in rest:
             rest = rest.replace(phrase, " ")
     return not has_word(rest)
 
@@ -369,11 +375,62 @@ def keeps_original(text: str) -> bool:
 ALIAS_GENERIC_TERMS = frozenset("""
     old new legacy previous current former thing stuff code project item data way one part version
     """.split())
-# English terms that name an action, constraint or trade-off: one of them plus the decided object
-# (an English noun of the decision, copied or not) covers the decision.
+# English terms that name an action, constraint or trade-off: a new one of them plus the decided
+# object (an English term of the decision, copied or not) covers the decision; object words alone
+# ("old client API", "JSON", "pnpm yarn") never do.
 ALIAS_ACTION_TERMS = frozenset("""
     delete remove drop keep use adopt avoid forbid ban require allow disable enable migrate migration replace
     switch rename deprecate support compatibility compatible incompatible break breaking skip always never prefer
     upgrade downgrade pin split merge reject accept validate validation cleanup clean rewrite refactor convention
     policy rule limit only default retire retirement purge wipe reset
+    return change expire rotate move stay stop start run write read sign verify encrypt escape sanitize squash rebase
+    approve enforce standardize standard mandatory required must no not without instead over preferred forbidden
+    banned removal deletion deprecation sunset phase rollback revert compile target choose choice pick offline
+    shutdown decommission freeze lock isolate separate centralize consolidate unify unified consistent throttle deny
+    block gate check test parameterize parameterized every all each per first before after max min
     """.split())
+
+
+def is_alias_action(term: str) -> bool:
+    """An English alias term naming an action, constraint or trade-off (its -s/-ed/-ing forms too)."""
+    if term in ALIAS_ACTION_TERMS:
+        return True
+    for suffix in ("ing", "ed", "es", "s", "d"):
+        if term.endswith(suffix) and len(term) > len(suffix) + 2:
+            stem = term[: -len(suffix)]
+            if stem in ALIAS_ACTION_TERMS or stem + "e" in ALIAS_ACTION_TERMS:
+                return True
+    return False
+
+
+_ALIAS_WORD = re.compile(r"[a-z][a-z0-9_'-]*")
+_VERB_CONTEXT = frozenset("to must should will never always don't not no can shall".split())
+
+
+def _verb_stem(word: str) -> str | None:
+    from autopatch_tui.core.pipeline.lexicon import BASE_VERBS
+
+    for suffix in ("ing", "ed", "es", "s", "d"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            stem = word[: -len(suffix)]
+            for cand in (stem, stem + "e", stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] else stem):
+                if cand in BASE_VERBS:
+                    return cand
+    return None
+
+
+def alias_action_words(alias: str) -> list[str]:
+    """The words of an English alias that name an action, constraint or trade-off: a constraint
+    word anywhere ("compatibility", "no", "only"), a verb heading the alias ("store timestamps in
+    UTC") or after "to"/a modal, an -ed/-ing form ("timezone handling"), an -s form followed by its
+    object ("api returns json"). A noun that is also a verb ("json logs", "package manager") is not."""
+    from autopatch_tui.core.pipeline.lexicon import BASE_VERBS
+
+    words = _ALIAS_WORD.findall(unicodedata.normalize("NFKC", alias).casefold())
+    out = []
+    for i, w in enumerate(words):
+        stem = _verb_stem(w)
+        if (is_alias_action(w) or (w in BASE_VERBS and (i == 0 or words[i - 1] in _VERB_CONTEXT))
+                or (stem and (w.endswith(("ing", "ed")) or i < len(words) - 1))):
+            out.append(w)
+    return out
