@@ -257,6 +257,10 @@ def check(case: Case, out: Outcome) -> list[str]:
             bad.append(f"{c.subject!r}: source roles {sorted(roles)} != {sorted(want)}")
         if c.origin != item["origin"]:
             bad.append(f"{c.subject!r}: origin {item['origin']} != {c.origin}")
+        if c.lasting is not None:
+            want_standing = ("hard", "always") if c.lasting else ("soft", "on_match")
+            if (item["strength"], item["recall_mode"]) != want_standing:
+                bad.append(f"{c.subject!r}: standing {item['strength']}/{item['recall_mode']} != {want_standing}")
     for subject, revision in case.revisions.items():
         item = by_subject.get(subject)
         if item is None or item["revision"] != revision:

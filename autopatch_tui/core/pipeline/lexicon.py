@@ -182,6 +182,9 @@ EN_MODAL = re.compile(
     r"are required to)\b"
     r"|\b(?:is|are|isn't|aren't) (?:not )?(?:allowed|forbidden|banned|prohibited|mandatory|required|preferred|"
     r"a must|off[- ]limits|a no[- ]go)\b|\b(?:is|are) not (?:ok|acceptable)\b|\bnot allowed\b")
+# a norm over a quantified subject: "Every public endpoint needs an example", "each PR gets two reviews"
+# ("Every handler logs to stdout" states a fact: only verbs of requirement make the norm)
+EN_NORM = re.compile(r"^(?:every|each|all|any)\b[^,]*?\b(?:needs?|requires?|gets?|deserves?)\b(?! to be (?:done|fixed))")
 EN_PLEASE = re.compile(r"\bplease\b")
 EN_POLITE = re.compile(r"^(?:could|can|would|will) you\b|^would you mind\b|^(?:can|could) we\b|^do you mind\b"
                        r"|^is it (?:ok|possible) (?:if|to)\b")

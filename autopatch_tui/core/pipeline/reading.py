@@ -126,7 +126,7 @@ def _clause_mood(c: str, lasting: bool) -> str:
         return "preference"
     if L.EN_COMMIT.match(head) or _decided(body):
         return "commitment"
-    if L.EN_MODAL.search(body) or L.EN_PLEASE.search(body):
+    if L.EN_MODAL.search(body) or L.EN_PLEASE.search(body) or L.EN_NORM.match(head):
         return "directive"
     return "commitment" if L.LASTING_START.search(body) else "declarative"
 
