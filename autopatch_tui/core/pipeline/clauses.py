@@ -46,20 +46,45 @@ _ABBREVIATION_LIST = (
     (r"w/o", "without"), (r"w/", "with"), (r"b4", "before"), (r"tmrw?", "tomorrow"), (r"no probs?", "no problem"),
     (r"probs?", "probably"), (r"sgtm", "sounds good to me"), (r"lgtm", "looks good to me"), (r"ofc", "of course"),
     (r"kk?", "ok"), (r"ok(?:ay|ie)", "ok"), (r"ya|yea|ye", "yeah"), (r"asap", "soon"),
-    (r"afaik|iirc", "i guess"), (r"thru", "through"), (r"til|'til|till", "until"), (r"lets(?= \w)", "let's"),
+    (r"afaik|iirc", "i guess"), (r"thru", "through"), (r"fwd", "forward"), (r"til|'til|till", "until"), (r"lets(?= \w)", "let's"),
 )
 # one pass: each abbreviation is a group of one alternation; the group that matched names its spelling
 _ABBREVIATIONS = re.compile(r"(?<![\w'])(?:" + "|".join(f"({a})" for a, _ in _ABBREVIATION_LIST) + r")(?![\w'])")
 _SPELLED = {i + 1: b for i, (_, b) in enumerate(_ABBREVIATION_LIST)}
 
 
+# one-slip typos of the closed-class words the readers key on ("alwasy", "plese", "shoudl", "becuase"):
+# adjacent swaps, and for longer words one dropped letter; never a variant that is a word itself
+_TYPO_TARGETS = ("always", "never", "please", "should", "forward", "because", "anymore", "probably", "perhaps",
+                 "remember", "default", "decided", "settled", "instead", "future", "ensure", "prefer", "avoid",
+                 "maybe")
+_REAL_WORDS = frozenset("decide lease pleas ensue refer settle enure".split())
+
+
+def _typos() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for w in _TYPO_TARGETS:
+        variants = {w[:i] + w[i + 1] + w[i] + w[i + 2:] for i in range(len(w) - 1)}
+        if len(w) >= 6:
+            variants |= {w[:i] + w[i + 1:] for i in range(len(w))}
+        for v in variants - {w} - _REAL_WORDS:
+            out[v] = w
+    return out
+
+
+_TYPO = _typos()
+_WORD = re.compile(r"[a-z]{4,}")
+
+
 def normalize(text: str) -> str:
     """NFKC, zero-width characters removed, case-folded, straight apostrophes, whitespace collapsed,
-    chat abbreviations spelled out ("pls" → "please", "dont" → "don't", "rn" → "right now")."""
+    chat abbreviations spelled out ("pls" → "please", "dont" → "don't", "rn" → "right now"), one-slip
+    typos of the readers' key words corrected ("alwasy" → "always")."""
     text = _CONTROL.sub(" ", _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))).translate(_APOSTROPHES)
     text = " ".join(text.casefold().split())
     if text.isascii() or any(ch.isascii() and ch.isalpha() for ch in text):
         text = _ABBREVIATIONS.sub(lambda m: _SPELLED[m.lastindex or 0], text)
+        text = _WORD.sub(lambda m: _TYPO.get(m.group(0), m.group(0)), text)
     return text
 
 
@@ -74,7 +99,8 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     # a start point: "from here on", "from this release onwards", "starting today"
     (r"\bfrom (?:here|there|this (?:point|moment|day|release|version|sprint|commit|pr)|today|now|this point "
      r"forward|the next (?:release|version|sprint))(?: on(?:wards?)?| forward| out)?\b"
-     r"|\bstarting (?:today|now|from (?:today|now|here)|with (?:this|the next) \w+)\b", LASTING),
+     r"|\bstarting (?:today|now|from (?:today|now|here)|with (?:this|the next) \w+)\b"
+     r"|\b(?:as of|in|with|from) (?:this|the next) (?:release|version|major|minor)(?: on(?:wards?)?)?\b", LASTING),
     # a negated limit: "not just for this PR", "not only here", "this isn't a one-off"
     (r"\bnot (?:only|just|merely|simply|solely)\b[^,.;:!?]{0,40}", LASTING),
     (r"\b(?:isn't|is not|not) (?:a |just a )?(?:one[- ]off|one[- ]time(?: thing| exception)?|temporary|a "
@@ -92,6 +118,7 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     (r"\b(?:like this|like that|this way|that way|this style|this pattern|this format|this convention|this "
      r"approach|this rule|this naming|this layout|this structure|this idea|this plan|this proposal)\b", "such"),
     (r"\bhere(?:'s| is| are)\b", " "),
+    (r"\bnever ?mind\b", "ok"),  # a cancellation, no prohibition
     # Chinese: a start point, a negated limit, universality, a deferral holding 以后, a kind or manner
     (r"从[^，。,、]{0,10}?(?:开始|起)(?!来)", LASTING),
     (r"(?:此后|今后|往后|自此)", "以后"),

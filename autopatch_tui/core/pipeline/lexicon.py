@@ -44,6 +44,7 @@ LASTING_SCOPE = rx(
        r"(?:is|are) (?:not allowed|forbidden|banned|prohibited|mandatory|required)"),
     r"以后|日后|将来都|从此|从今往后|从今以后|始终|总是|一直|永远|一律|统一|所有|全部|一切|每次|每个|每一|每当|凡是|任何|默认|一概"
     r"|禁止|不许|不准|不允许|绝不|决不|绝对不|不要再|别再|不再|再也|项目里|整个项目|全项目|全局|记住|记得|别忘了|牢记|定了"
+    r"|记一下|记下来|记着"
     r"|就这么定|定下来|最终|长期|永久|规范|约定|原则上|必须|务必|都要|一向|向来",
 )
 
@@ -70,22 +71,29 @@ LOCAL_SCOPE = rx(
        r"just now", r"for the moment", r"at the moment", r"for the time being", r"in the meantime", r"meanwhile",
        r"temporar(?:y|ily)", r"for a (?:while|bit)", r"(?:just|only) (?:here|now|for now|for today)",
        r"(?:in|inside|within|on|at|for|to|of|during|throughout|from) (?:the )?(?:rest of )?(?:this|that|these|those"
-       r"|the current|the present|this particular|this one|your next|the next)(?: \w+)?? (?:" + _LOCAL_NOUNS + r")",
+       r"|the current|the present|this particular|this one|your next)(?: \w+)?? (?:" + _LOCAL_NOUNS + r")",
        r"(?:this|these|the current) (?:\w+ )?(?:" + _LOCAL_NOUNS + r")",  # not "that": "a hook that runs"
        r"in your (?:next )?(?:answer|reply|response|message)", r"(?:in )?here", r"right here", r"over here",
-       r"until(?! (?:\d{4}|v?\d+(?:\.\d+)*|version|release \d))", r"(?:before|during|for|after) (?:the |our |my |"
-       r"this |today's |tomorrow's )?(?:demo|launch|release|deadline|freeze|cutover|presentation|meeting|"
-       r"hotfix|incident|outage|rollout|go[- ]live|code freeze|audit)",
-       r"for the rest of (?:the |this |today|the day)"),
-    r"这次|本次|此次|这回|这一次|这一回|今天|今晚|明天|这周|本周|这两天|眼下|暂时|临时|暂且|姑且|先这样|下不为例|仅此一次"
-    r"|就这一次|这里|这儿|此处|这处|这一处|这行|这一行|演示|demo"
+       r"for the rest of (?:the |this |today|the day)", r"while (?:we|i|you)(?:'re|'m)?"),
+    r"这次|本次|此次|这回|这一次|这一回|今天|今晚|明天|这周|本周|这两天|这几天|这段时间|这阵子|眼下|暂时|临时|暂且|姑且|先这样"
+    r"|下不为例|仅此一次|就这一次|这里|这儿|此处|这处|这一处|这行|这一行|演示|demo"
     r"|(?:这个|这份|这段|这条|这些|本|该|当前)\s*(?:文件|函数|方法|类|模块|补丁|pr|mr|提交|commit|分支|测试|用例|bug|问题|回答"
-    r"|回复|对话|会话|脚本|片段|接口|页面|任务|版本|迭代|需求|改动|变更|地方|循环|查询|组件|步骤|功能|服务|目录|diff)"
-    r"|(?:发版|上线|发布|演示|冻结|封版|交付|验收|答辩)(?:之前|前|以前|期间)|直到|(?<![a-z])等[^，。,]{1,12}(?:之后|以后|再)",
+    r"|回复|对话|会话|脚本|片段|接口|页面|任务|版本|迭代|需求|改动|变更|地方|循环|查询|组件|步骤|功能|服务|目录|diff)",
+)
+# A limit relative to an event: one-off unless the clause says it recurs ("Don't merge until the release
+# ships" is a freeze; "发版前必须跑一遍回归" / "always run it before the release" hold for every release).
+EVENT_SCOPE = rx(
+    en(r"until(?! (?:\d{4}|v?\d+(?:\.\d+)*|version|release \d))", r"(?:before|during|for|after) (?:the |our |my |"
+       r"this |today's |tomorrow's )?(?:demo|launch|release|deadline|freeze|cutover|presentation|meeting|"
+       r"hotfix|incident|outage|rollout|go[- ]live|code freeze|audit)"),
+    r"(?:发版|上线|发布|演示|冻结|封版|交付|验收|答辩)(?:之前|前|以前|期间)|直到|(?<![a-z])等[^，。,]{1,12}(?:之后|以后|再)"
+    r"|[^，。,]{1,10}(?:之前|以前)先",
 )
 # "先…" (for now, first) is one-off unless it starts a sequence ("先写测试再写实现"); compounds are not it.
 XIAN = re.compile(r"(?<![首优预原事祖领率抢争事])先(?!生|进|前|例|锋|导|驱|天|行|后|于|把|头)")
-XIAN_SEQUENCE = re.compile(r"再|然后|之后|接着|后再|随后")
+# a clause-final 再说/再看看 defers ("先用 SQLite 跑起来再说"); followed by an object it is the sequence's
+# second step ("先列 blocking issues 再说 nit")
+XIAN_SEQUENCE = re.compile(r"再(?!(?:说|看看|议|讨论|决定|商量)(?:吧|呗)?\s*(?:[,，。!！?？]|$))|然后|之后|接着|随后")
 
 # ------------------------------------------------------------------------------ mood
 
@@ -93,7 +101,7 @@ XIAN_SEQUENCE = re.compile(r"再|然后|之后|接着|后再|随后")
 # subordinate "when/if …," clauses. Stripped (repeatedly) before the head is read.
 EN_LEAD = re.compile(
     r"^(?:(?:please|kindly|also|and|so|then|now|just|ok|alright|all right|right|well|oh|hey|yeah|yes|yep|sure|anyway|"
-    r"anyways|ugh|look|listen|fine|"
+    r"anyways|ugh|look|listen|fine|yo|hi|hello|srsly|oh and|one thing|quick note|note|fyi|"
     r"by the way|for your info|one more thing|honestly|seriously|really|actually|again|in my opinion|"
     r"to be honest|personally|i (?:think|believe|feel)(?: that)?|guys|folks|team|" + re.escape(LASTING) + r"|"
     r"always|never|generally|in general|from now on|going forward|moving forward|henceforth|by default|"
@@ -127,7 +135,8 @@ decrease lower bound clamp truncate cut omit ignore silence suppress hide expose
 abort kill restart reload refresh rebuild reinstall install uninstall structure organize organise model design plan
 prototype go speak talk communicate respect honor keep-in-mind unit-test stay separate isolate split-out centralize
 consolidate generate regenerate emit produce show display render highlight summarize summarise explain describe tell
-show walk state note
+show walk state note page ping notify email message cc mention flag escalate alert share publish post send report
+reply quote explain summarize translate lead open close attach upload download back up backup restore archive
 """.split())
 # Verbs of a comment that carries no proposition of its own ("not sure yet", "let's see", "idk")
 COMMENT_VERBS = frozenset("be do have know see think guess sure get".split())
@@ -228,7 +237,7 @@ EN_HEDGE = rx(en(
 
 ZH_PROHIBITION = r"不要|别(?![人的处名])|不许|不准|禁止|不得|(?<![a-z])勿|不可以|不能|不用|无需|不必|避免|杜绝|少用|别再|不要再"
 ZH_DIRECTIVE = re.compile(
-    ZH_PROHIBITION + r"|先不|暂不|先别|暂时不|先(?:用|写|跑|做|加|把|改|关|开|跳过|忽略|给)"
+    ZH_PROHIBITION + r"|先不|暂不|先别|暂时不|先这样|先(?:用|写|跑|做|加|把|改|关|开|跳过|忽略|给)"
     r"|把[^，。,]{1,20}?(?:改|换|调|设|关|开|删|去掉|加|放|写|拆|合|升|降|切)|请|务必|必须|一定要|千万|应该|应当|一律|统一|都要|都得|都用|就用|就选|就按|改用|改成|改为|换成|记住|记得|别忘了"
     r"|尽量|尽可能|最好|优先|坚持|沿用|保持|不再|我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|需要你|讨厌|不喜欢|受不了)"
     r"|希望你|你(?:要|得|必须|应该)|(?:我们|咱们)(?:以后|今后|统一|一律|都|就|决定|会|将|准备|要|不再|不用|改用|用(?!的)|不?打算"
@@ -237,7 +246,11 @@ ZH_DIRECTIVE = re.compile(
     r"|降级|砍掉|废弃|弃用|替换|重写)"
     r"|(?:决定|定了|定下来|就这么定|拍板|敲定|说定了|约定|规定)|(?:规范|原则|规矩|惯例|标准)是"
     r"|(?<![需重主只想必])要(?![不是么求])(?=\s*[\u4e00-\u9fffa-z])|(?:都|就|也|还|你|我们|咱们)得(?=\s*[\u4e00-\u9fffa-z])"
-    r"|(?:^|[，,]\s*)(?:用|使用|采用|写|加|添加|加上|补上|跑|运行|执行|改|删|删除|删掉|去掉|移除|保留|禁用|启用|开启|关闭|关掉|提交|合并|拆"
+)
+# an imperative head: a clause starting with an action verb (after the ZH_LEAD adverbs); not when a
+# copula makes it a statement ("回答是中文的" is how answers are, "回答用中文" how they should be)
+ZH_VERB_HEAD = re.compile(
+    r"(?:^|[，,]\s*)(?:用|使用|采用|写|加|添加|加上|补上|跑|运行|执行|改|删|删除|删掉|去掉|移除|保留|禁用|启用|开启|关闭|关掉|提交|合并|拆"
     r"|拆分|把|按|按照|遵循|遵守|检查|回答|回复|输出|打印|记录|命名|放|放在|引入|升级|降级|迁移|固定|锁定|标注|注明|说明|列出|给出"
     r"|提供|附上|带上|返回|处理|捕获|校验|验证|切到|切换到|迁到|选用|走|上|接入|部署|发布|打包|编译|做|先给|先写|先跑|给出|显示|展示"
     r"|引用|注释|缩进|格式化)")
@@ -248,7 +261,7 @@ ZH_QUESTION = re.compile(r"(?:吗|呢|[好对是行能要]么)\s*$|什么|怎么
 ZH_CHOICE_QUESTION = re.compile(r"是不是|有没有|能不能|可不可以|会不会|行不行|对不对|好不好")
 ZH_POLITE = re.compile(r"^(?:能不能|能否|可不可以|可以|麻烦(?:你|您)?|请问能|你能|你可以|您能)")
 ZH_UNDECIDED = re.compile(
-    r"还没(?:决定|定|想好)|没(?:决定|想好)|未决定|尚未决定|要不要|需不需要|该不该|用不用|是不是要|待定|不确定|拿不准|再讨论|再议"
+    r"(?![能可行好对是会])([\u4e00-\u9fff])不\1(?![吧吗])|还没(?:决定|定|想好)|没(?:决定|想好)|未决定|尚未决定|要不要|需不需要|该不该|用不用|是不是要|待定|不确定|拿不准|再讨论|再议"
     r"|还在考虑|在考虑|考虑要不要|纠结|犹豫|想想|商量|问问|" + re.escape(DEFER)
     + r"|^是否|(?:决定|确定|考虑|讨论|想好|知道|想想|商量|评估)[^。？！]{0,12}是否|是否(?:要|应该|应当|需要|该|值得)")
 ZH_HEDGE = re.compile(r"也许|(?<!尽)可能(?!性)|或许|大概|大约|估计|说不定|不一定|看情况|似乎|好像|貌似|没准|兴许|(?<![调测尝考面笔])试(?:试|一下|一试)"
@@ -268,6 +281,10 @@ ZH_FACT = re.compile(
 # a declarative that is no statement about the project: thanks, greetings, apologies, exclamations
 SMALL_TALK = re.compile(r"^(?:thanks|thank you|great|nice|cool|awesome|wow|lol|haha|sorry|oops|hello|hi|hey|good "
                         r"(?:morning|night|job)|well done|谢谢|感谢|哈哈|不好意思|辛苦了|你好)")
+# a short declarative about "that/it" is a remark on the conversation ("that helps", "it works")
+PRONOUN_REMARK = re.compile(r"^(?:that|this|it|which)(?:'s)?(?: \S+){0,3}$")
+ZH_COPULA = re.compile(r"(?<![不还])是(?!否|不是)|的是|为\s*v?\d")
+OPINION = re.compile(r"^(?:i (?:think|believe|feel|guess)|in my opinion|personally|to be honest|我觉得|我认为|感觉|个人觉得)")
 PERSON_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|me|my|you|your|you're|我|你|您)(?![a-z])")
 
 # ------------------------------------------------------------------------------ adoption
@@ -283,7 +300,7 @@ AFFIRMATIVE = rx(
        r"go with", r"go for it", r"works for me", r"that works", r"fine by me", r"fine with me", r"fair enough",
        r"makes sense", r"love it", r"like it", r"nice", r"great", r"cool", r"deal", r"approved?", r"accept(?:ed)?",
        r"as you (?:said|suggested|proposed)", r"your way", r"i'm in", r"on board", r"i'm (?:ok|fine) with",
-       r"\+1", r"affirmative", r"continue", r"yes please", r"thanks"),
+       r"\+1", r"affirmative", r"continue", r"yes please", r"thanks", r"(?:that's|that is|it's|sounds) fine", r"fine"),
     r"👍|✅|好|行|可以|可|没问题|同意|赞同|赞成|就这么办|就这么做|就这么定|就这样|按你说的|照你说的|听你的|依你|没毛病|妥|对|嗯|是的|采纳|批准"
     r"|就按|就用这个|继续|成",
 )
@@ -296,7 +313,7 @@ NOT_CONFIRMED = rx(
        r"sleep on it", r"check with", r"run it by", r"ask (?:the team|my lead|around|my manager)", r"get back to you",
        r"hold off", r"wait", r"revisit", r"come back to", r"on hold", r"next week", r"first", r"not sure", r"unsure",
        r"maybe", r"perhaps", r"probably", r"i don't know", r"doubt", r"skeptical", r"hesitant", r"i guess"),
-    r"^(?:不|别|算了|不用|不要|不行|不同意|否|还是不|先不|不必|没必要|等等|等一下)|算了|保持原样|维持现状|不用改|别改|不要改|还是用原来的"
+    r"(?:^|[，,]\s*)(?:不|别|算了|不用|不要|不行|不同意|否|还是不|先不|不必|没必要|等等|等一下)|算了|保持原样|维持现状|不用改|别改|不要改|还是用原来的"
     r"|回头|再说|再看|再议|想想|考虑|商量|问问|晚点|先放着|明天再|下周再|不确定|也许|(?<!尽)可能|大概|或许|不一定|说不定|纠结|"
     + re.escape(DEFER),
 )
@@ -307,7 +324,9 @@ CONFIRM_LIMIT = rx(
     en(r"(?:just |only )?(?:this|that) (?:time|once)", r"just once", r"for once", r"today", r"tonight", r"for now",
        r"right now", r"for the moment", r"for the time being", r"temporar(?:y|ily)", r"until",
        r"(?:just|only) (?:here|now|for (?:this|that|the|today)|in (?:this|that|the))", r"for (?:this|that|the) \w+ only",
-       r"in (?:this|that) \w+ only", r"for the (?:demo|release|launch|sprint)"),
+       r"in (?:this|that) \w+ only", r"(?:only|just|for|in|on|within) (?:this|that|the current) (?:\w+ )?(?:"
+       + _LOCAL_NOUNS + r")", r"for (?:the|this|our) (?:demo|release|launch|sprint|prototype|poc|spike|"
+       r"experiment|mvp|hotfix|migration)"),
     r"这次|本次|此次|这回|先这样|暂时|临时|今天|只在|仅在|只有这|只是这|只这",
 )
 # words of a discussion: weighing options, wanting to talk it over
@@ -331,6 +350,7 @@ PROPOSAL = rx(
        r"suggestion:", r"recommendation:", r"shall we", r"i'd go with", r"go with", r"switch to", r"stick with"),
     r"建议|推荐|我们可以|可以考虑|不如|要不|最好|应该|我倾向|我的建议|方案是|我提议|提议|可以改成|改成|换成|统一|采用|我们就|我觉得可以|咱们",
 )
+TENTATIVE_HEAD = re.compile(r"^(?:maybe|perhaps|possibly)\s+")
 REPORT = re.compile(
     r"^(?:i've|i have|i (?:updated|changed|added|removed|fixed|renamed|moved|created|wrote|refactored|ran|applied|made|"
     r"set|replaced|deleted|modified|implemented|converted|migrated|bumped|reverted|checked|looked))\b"

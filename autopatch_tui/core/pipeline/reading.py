@@ -140,7 +140,7 @@ def _zh_mood(body: str, head: str, ends_q: bool, lasting: bool) -> str:
         return "question"
     if L.ZH_PREFERENCE.search(body):
         return "preference"
-    if L.ZH_DIRECTIVE.search(head) or L.ZH_DIRECTIVE.search(body):
+    if L.ZH_DIRECTIVE.search(body) or (L.ZH_VERB_HEAD.search(head) and not L.ZH_COPULA.search(head)):
         return "directive"
     if L.EN_PLEASE.search(body) or L.EN_PROHIBITION.match(head) or _imperative(head):
         return "directive"
@@ -186,7 +186,8 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
     """The reading of one segment (normalized and masked, `clauses.segments`)."""
     main = main_part(text)
     lasting = bool(L.LASTING_SCOPE.search(main))
-    local = bool(L.LOCAL_SCOPE.search(main)) or _one_off_xian(main, lasting)
+    local = (bool(L.LOCAL_SCOPE.search(main)) or _one_off_xian(main, lasting)
+             or (not lasting and bool(L.EVENT_SCOPE.search(main))))
     undecided = bool(L.EN_UNDECIDED.search(main) or L.ZH_UNDECIDED.search(main))
     parts = commas(main) or [main]
     if _segment_question(main, lasting):
@@ -205,7 +206,8 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
     fact = False
     if mood == "declarative":
         first = next((_strip_lead(c) for c, m in zip(parts, moods) if m == "declarative"), main)
-        fact = not (L.PERSON_SUBJECT.match(first) or L.SMALL_TALK.match(first))
+        fact = not (L.PERSON_SUBJECT.match(first) or L.SMALL_TALK.match(first) or L.OPINION.match(main)
+                    or ("ack" in moods and L.PRONOUN_REMARK.match(first)))
     return Reading(mood, hedged=hedged, undecided=undecided, local=local, lasting=lasting, fact=fact, repair=repair)
 
 
@@ -302,6 +304,9 @@ def proposal_refusal(text: str) -> str | None:
     if L.REPORT.match(_strip_lead(n)):
         return "not_a_proposal"
     if L.PROPOSAL.search(n):
+        return None
+    tentative = L.TENTATIVE_HEAD.sub("", n).rstrip("?").strip()  # "Maybe use Celery for the queue?"
+    if tentative != n and read_segment(tentative).mood == "directive":
         return None
     if n.endswith("?"):
         return "not_a_proposal"
