@@ -410,3 +410,50 @@ def test_more_confirmations(text, rule):
 @pytest.mark.parametrize("text,rule", PROPOSALS_MORE)
 def test_more_proposals(text, rule):
     assert proposal_refusal(text) == rule
+
+
+PROBES_QUOTED = [  # (text, quote or None, expected rule, lasting): long messages, tense, terse norms
+("ok so I spent the morning fighting the build again, super annoying. anyway going forward please run `make check` before you tell me something is done, it catches most of this stuff.", "going forward please run `make check` before you tell me something is done", None, True),
+("ok so I spent the morning fighting the build again, super annoying.", None, "no_directive", None),
+("the staging db is on postgres 15 btw", None, "code_fact", None),
+("fyi the staging db runs postgres 15, so keep queries compatible with it", "keep queries compatible with it", None, None),
+("Quick one: for the hotfix branch only, bump the version by hand.", None, "one_off_scope", None),
+("We deploy on Fridays.", None, "code_fact", None),
+("We don't deploy on Fridays.", None, None, None),
+("No deploys on Fridays, ever.", None, None, True),
+("Deploys happen on Tuesdays.", None, "code_fact", None),
+("Deploys should happen on Tuesdays.", None, None, None),
+("Going forward we'll deploy on Tuesdays only.", None, None, True),
+("Can we deploy on Tuesdays from now on?", None, None, True),
+("Can we deploy on Tuesday?", None, "user_question", None),
+("这个接口的超时时间现在是 5 秒", None, "code_fact", None),
+("这个接口的超时时间改成 5 秒", None, "one_off_scope", None),
+("所有外部调用的超时统一设成 5 秒", None, None, True),
+("外部调用超时以后都设 5 秒吧", None, None, True),
+("外部调用超时或许可以设成 5 秒", None, "hedged", None),
+("超时设几秒比较好？", None, "user_question", None),
+("timeout 统一 5s，别再改来改去了", None, None, True),
+("docs 里的 example 这次先别更新", None, "one_off_scope", None),
+("以后 README 的例子都要能直接跑", None, None, True),
+("README 的例子都能直接跑", "README 的例子都能直接跑", "code_fact", None),
+("I need you to stop apologizing in every answer.", None, None, True),
+("Stop apologizing.", None, None, None),
+("you keep apologizing lol", None, "code_fact", None),
+("Please don't summarize what you just did at the end of each answer, I can read the diff.", "Please don't summarize what you just did at the end of each answer", None, True),
+("it's fine, no need to add tests for this one", None, "one_off_scope", None),
+("We will never store raw card numbers.", None, None, True),
+("We never stored raw card numbers.", None, "code_fact", None),
+("Raw card numbers are never stored.", None, "code_fact", None),
+("Raw card numbers must never be stored.", None, None, True),
+("My rule of thumb: one assertion per test.", None, None, None),
+("Rule of thumb: one assertion per test.", None, None, None),
+("One assertion per test.", None, None, None),
+("the app reads its settings from vault, not from env files", None, "code_fact", None),  # a fragment is no norm
+]
+
+@pytest.mark.parametrize("text,quote,rule,lasting", PROBES_QUOTED)
+def test_quoted_clauses_of_longer_messages(text, quote, rule, lasting):
+    r = read_quote(text, quote or text)
+    assert r.refusal() == rule, (r, text)
+    if rule is None and lasting is not None:
+        assert r.lasting == lasting, (r, text)

@@ -32,6 +32,7 @@ LASTING_SCOPE = rx(
     en(r"always", r"never", r"from now on", r"going forward", r"moving forward", r"henceforth", r"hereafter",
        r"(?:in|for) (?:the )?future", r"for future \w+", r"every ?time", r"each time", r"whenever", r"wherever",
        r"every(?:thing|where|one)?", r"all (?:new|future|our|of our|the|\w+s)", r"any (?:new|future)", r"for (?:all|each)",
+       r"each (?!of\b|other\b)\w+",
        r"by default", r"as a (?:rule|default|standard|convention|policy)", r"at all times", r"ever again", r"ever",
        r"across (?:the )?(?:board|project|repo|repository|codebase|code base|services|stack|org|company|team)",
        r"(?:project|repo|codebase|org|company|team)[- ]wide", r"any ?more", r"no longer", r"for good",
@@ -164,7 +165,8 @@ EN_PREFERENCE = re.compile(
     r"|^(?:my|our) (?:preference|pref|wish)\b|^what i (?:want|prefer|like)\b|^it (?:would|'d) be (?:great|nice|good|"
     r"best|better) if you\b|^i'd (?:love|be happy) (?:it )?if\b")
 EN_COMMIT = re.compile(
-    r"^(?:we|our team|the team|we all)\s*(?:will|'ll|shall|are going to|'re going to|should|must|need to|have to|"
+    r"^(?:we|our team|the team|we all)\s*(?!(?:always|never) (?:\w+ed|had|was|were|did|went|got|made|took|ran|wrote|"
+    r"saw|broke|built|sent|kept|left)\b)(?:will|'ll|shall|are going to|'re going to|should|must|need to|have to|"
     r"ought to|are moving to|'re moving to|are switching to|'re switching to|are migrating to|'re migrating to|"
     r"are going with|'re going with|go with|stick with|stick to|standardi[sz]e|always|never|don't|do not|no longer|"
     r"won't|will not|decided|have decided|'ve decided|agreed|have agreed|'ve agreed|settled|chose|have chosen|"
@@ -175,6 +177,7 @@ EN_COMMIT = re.compile(
     r"|^(?:that|this|it)(?:'s| is| will be) (?:the|our) (?:plan|rule|decision|standard|convention|default|policy|way)\b"
     # a label announcing the decision: "decision time:", "decided:", "final call:"
     r"|^(?:decision|decided|final (?:decision|call)|the decision|verdict|ruling)(?: time| made)?$"
+    r"|^(?:my |our |the |team |house )?(?:rule of thumb|rule|convention|policy|guideline|principle|standard)s?$"
     # a planned change in the progressive: "we're moving the jobs to Airflow", "we are dropping v1"
     r"|^(?:we|our team|the team)\s*(?:'re|are) (?:now )?(?:moving|switching|migrating|dropping|adopting|replacing|"
     r"deprecating|removing|retiring|standardi[sz]ing|introducing|phasing out|sunsetting|rewriting|splitting|merging|"
@@ -194,6 +197,11 @@ EN_MODAL = re.compile(
 # a norm over a quantified subject: "Every public endpoint needs an example", "each PR gets two reviews"
 # ("Every handler logs to stdout" states a fact: only verbs of requirement make the norm)
 EN_NORM = re.compile(r"^(?:every|each|all|any)\b[^,]*?\b(?:needs?|requires?|gets?|deserves?)\b(?! to be (?:done|fixed))")
+# a verbless norm: a short noun phrase under a constraint ("One assertion per test.", "Tabs over
+# spaces.", "Max 100 chars per line."); a verbless phrase without one is a label or a fact
+EN_VERBLESS_NORM = re.compile(r"\b(?:per|max|maximum|min|minimum|at most|at least|no more than|instead of|over|"
+                              r"rather than|only|not)\b|>")
+DETERMINERS = frozenset("the a an our this that these those my your its their his her we it they i you".split())
 EN_PLEASE = re.compile(r"\bplease\b")
 EN_POLITE = re.compile(r"^(?:could|can|would|will) you\b|^would you mind\b|^(?:can|could) we\b|^do you mind\b"
                        r"|^is it (?:ok|possible) (?:if|to)\b")
@@ -242,7 +250,7 @@ ZH_DIRECTIVE = re.compile(
     r"|尽量|尽可能|最好|优先|坚持|沿用|保持|不再|我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|需要你|讨厌|不喜欢|受不了)"
     r"|希望你|你(?:要|得|必须|应该)|(?:我们|咱们)(?:以后|今后|统一|一律|都|就|决定|会|将|准备|要|不再|不用|改用|用(?!的)|不?打算"
     r"|不?准备|不?计划)"
-    r"|(?:直接|马上|立刻|赶紧|全部|统一|一律|都|就|全都)\s*(?:删|改|换|用|去掉|移除|加|写|跑|合并|拆|禁用|启用|关|开|下线|上线|迁|切|走|升级"
+    r"|(?<![能会])(?<!可以)(?:直接|马上|立刻|赶紧|全部|统一|一律|都|就|全都)\s*(?:删|改|换|用|去掉|移除|加|写|跑|合并|拆|禁用|启用|关|开|下线|上线|迁|切|走|升级"
     r"|降级|砍掉|废弃|弃用|替换|重写)"
     r"|(?:决定|定了|定下来|就这么定|拍板|敲定|说定了|约定|规定)|(?:规范|原则|规矩|惯例|标准)是"
     r"|(?<![需重主只想必])要(?![不是么求])(?=\s*[\u4e00-\u9fffa-z])|(?:都|就|也|还|你|我们|咱们)得(?=\s*[\u4e00-\u9fffa-z])"

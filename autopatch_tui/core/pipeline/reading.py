@@ -84,6 +84,14 @@ def _imperative(head: str) -> bool:
     return not any(w in L.FINITE for w in words[1:4])
 
 
+def _verbless_norm(head: str) -> bool:
+    """A short phrase with no verb and no determiner-led subject, under a constraint word."""
+    words = head.replace(",", " ").split()
+    return (0 < len(words) <= 6 and words[0] not in L.DETERMINERS
+            and not any(w in L.FINITE or w.endswith(("ed", "ing")) for w in words)
+            and bool(L.EN_VERBLESS_NORM.search(head)))
+
+
 def _decided(c: str) -> bool:
     return any(not L.EN_DECIDED_NEGATED.search(c[max(0, m.start() - 24):m.start()])
                for m in L.EN_DECIDED.finditer(c))
@@ -194,6 +202,8 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
         hedged = any(_hedge(c) for c in parts)
         return Reading("question", hedged=hedged, undecided=undecided, local=local, lasting=lasting, repair=repair)
     moods = [_clause_mood(c, lasting) for c in parts]
+    if moods[0] == "declarative" and _verbless_norm(_strip_lead(parts[0].strip(_TRAIL))):
+        moods[0] = "directive"  # "One assertion per test." (a fragment after a clause is no norm)
     keep = next((i for i, m in enumerate(moods) if m in KEEPABLE), None)
     if keep is not None:
         mood = moods[keep]
