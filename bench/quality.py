@@ -58,6 +58,19 @@ class GateClock:
         self.cpu = 0.0
         self.ops = 0
         self.op_cpu = 0.0
+        self.judged = 0  # candidates the semantic gate itself judged (after the provenance checks)
+        self.gate_cpu = 0.0
+
+    def wrap_gate(self, fn):
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            t = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.gate_cpu += time.thread_time() - t
+                self.judged += 1
+        return timed
 
     def wrap_extraction(self, fn):
         @functools.wraps(fn)
@@ -84,8 +97,11 @@ class GateClock:
     def line(self) -> str:
         out = ""
         if self.candidates:
-            out += (f"judging {self.candidates} candidates: CPU {self.cpu * 1000:.1f} ms "
+            out += (f"judging {self.candidates} candidates (validate_extraction): CPU {self.cpu * 1000:.1f} ms "
                     f"({self.cpu / self.candidates * 1e6:.0f} µs per candidate)")
+        if self.judged:
+            out += (f"; of it the semantic gate (refuse_candidate) {self.judged} candidates: "
+                    f"{self.gate_cpu / self.judged * 1e6:.0f} µs per candidate")
         if self.ops:
             out += (f"; consolidation gate {self.ops} operations: CPU {self.op_cpu * 1000:.1f} ms "
                     f"({self.op_cpu / self.ops * 1e6:.0f} µs per operation)")
@@ -101,6 +117,7 @@ def gate(mode: str, clock: GateClock):
         extraction_rules.refuse_candidate = lambda *a, **k: None
         consolidation.check_operation = lambda *a, **k: None
     else:
+        extraction_rules.refuse_candidate = clock.wrap_gate(saved[0])
         consolidation.check_operation = clock.wrap_operation(saved[1])
     extraction.validate_extraction = clock.wrap_extraction(saved[2])
     try:

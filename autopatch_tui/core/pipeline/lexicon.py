@@ -342,7 +342,8 @@ DELIBERATION = rx(
     en(r"thinking", r"considering", r"weighing", r"torn", r"on the fence", r"pros and cons", r"trade-?offs?",
        r"vs\.?", r"versus", r"or", r"whether", r"discuss(?:ion)?", r"talk (?:about|through|it)", r"revisit",
        r"come back to", r"brainstorm", r"explore", r"figure out", r"open question", r"tbd", r"options?",
-       r"alternatives?", r"wondering", r"debate", r"undecided", r"not sure"),
+       r"alternatives?", r"wondering", r"debate", r"undecided", r"not sure", r"(?:still )?open", r"unresolved",
+       r"unclear"),
     r"讨论|商量|考虑|纠结|权衡|取舍|还是|或者|要不要|是否|聊聊|研究|想想|方案|选项|对比|比较|犹豫",
 )
 
