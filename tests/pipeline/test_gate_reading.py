@@ -457,3 +457,17 @@ def test_quoted_clauses_of_longer_messages(text, quote, rule, lasting):
     assert r.refusal() == rule, (r, text)
     if rule is None and lasting is not None:
         assert r.lasting == lasting, (r, text)
+
+
+CONFIRMATIONS_TERSE = [
+    ("do it, but run the tests first", None),  # an extra instruction does not withdraw the yes
+    ("absolutely not", "not_confirmed"), ("of course not!", "not_confirmed"), ("no way", "not_confirmed"),
+    ("I guess so", "not_confirmed"), ("ok?", "not_confirmed"), ("not a fan", "not_confirmed"),
+    ("that's a good idea but not now", "not_confirmed"), ("no objections", None), ("Sure, why not", None),
+    ("可以，以后都这样", None), ("行吧，先这样", "one_off_scope"), ("嗯……再想想", "not_confirmed"), ("没意见", None),
+]
+
+
+@pytest.mark.parametrize("text,rule", CONFIRMATIONS_TERSE)
+def test_terse_replies_to_a_proposal(text, rule):
+    assert confirmation_refusal(text) == rule
