@@ -23,7 +23,7 @@ from autopatch_tui.core.agent.source_tools import (
     SourceToolError,
     SourceTools,
 )
-from autopatch_tui.core.confine import ConfinementError, is_regular, read_regular, refused_name
+from autopatch_tui.core.confine import ConfinementError, is_regular, kind_of, read_regular, refused_name, shown
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.analyzers import SUPPORTED, default_analyzers
 from autopatch_tui.core.repair.analyzers.base import Analyzer, AnalyzerError, ToolFinding
@@ -67,16 +67,16 @@ class Scanner:
             try:
                 target = self.tools.resolve(rel)
             except SourceToolError as exc:
-                raise ScanError(f"cannot scan {rel!r}: {exc}") from None
-            if not target.exists():
-                raise ScanError(f"cannot scan {rel!r}: no such file or folder in the repository")
+                raise ScanError(f"cannot scan {shown(rel)}: {exc}") from None
+            if kind_of(target) is None:
+                raise ScanError(f"cannot scan {shown(rel)}: no such file or folder in the repository")
             roots.append(target)
         return roots
 
     def _files(self, roots: list[Path]) -> list[Path]:
         seen: dict[Path, None] = {}
         for root in roots:
-            if not root.is_dir():
+            if kind_of(root) != "dir":
                 if language_of(root.name) and is_regular(root):
                     seen[root] = None
                 continue
