@@ -6,20 +6,22 @@ An adapter runs a real tool as a subprocess with machine-readable output, maps t
 crashes, times out, prints too much or prints something unreadable. The scanner turns that error
 into a line of the audit summary and goes on with the other analyzers.
 
-`run_tool` bounds the run in time (the whole process group is killed at the deadline) and in
-output (stdout goes to a temporary file whose size is watched while the tool runs). The child gets
-no standard input and an environment without this app's or a model provider's settings (no API
-key reaches an analyzer)."""
+`run_tool` bounds the run in time (the whole process group is killed at the deadline), in memory
+(`RLIMIT_AS`, set in the child before it executes the tool: an allocation past it fails, and the
+tool ends with an error instead of taking the machine) and in output (stdout goes to a temporary
+file whose size is watched while the tool runs). The child gets no standard input and an
+environment without this app's or a model provider's settings (no API key reaches an analyzer)."""
 
 from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -60,6 +62,7 @@ class ToolFinding:
 class Analysis:
     findings: list[ToolFinding] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)  # files the tool could not parse or analyze
+    notes: list[str] = field(default_factory=list)  # one line each for the audit summary (safe, escaped)
 
 
 class Analyzer(Protocol):
@@ -101,12 +104,26 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
+def address_space_limit(limit: int) -> Callable[[], None]:
+    """A `preexec_fn` that caps the child's address space at `limit` bytes (and its children's: the
+    limit is inherited). It runs between fork and exec, so it does nothing but one system call."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    return apply
+
+
 def run_tool(name: str, argv: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[str, str] | None = None,
-             max_output: int = MAX_OUTPUT_BYTES) -> ToolOutput:
+             max_output: int = MAX_OUTPUT_BYTES, memory_limit: int | None = None) -> ToolOutput:
+    preexec = address_space_limit(memory_limit) if memory_limit else None
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    env=dict(env) if env is not None else tool_env(), start_new_session=True)
+                                    env=dict(env) if env is not None else tool_env(), start_new_session=True,
+                                    preexec_fn=preexec)
         except FileNotFoundError:
             raise AnalyzerError(f"{name} is not installed ({argv[0]} was not found)") from None
         except OSError as exc:
@@ -133,19 +150,28 @@ def run_tool(name: str, argv: Sequence[str], *, cwd: Path, timeout: float, env: 
     return ToolOutput(proc.returncode, stdout, stderr)
 
 
-def failed(name: str, output: ToolOutput) -> AnalyzerError:
+def failed(name: str, output: ToolOutput, memory_limit: int | None = None) -> AnalyzerError:
     code = output.returncode
     how = f"was killed by signal {-code}" if code < 0 else f"failed (exit {code})"
+    if memory_limit and _out_of_memory(output.stderr):
+        return AnalyzerError(f"{name} ran out of memory (its limit is {memory_limit >> 20} MB)"
+                             + (f": {output.stderr}" if output.stderr else ""))
     return AnalyzerError(f"{name} {how}" + (f": {output.stderr}" if output.stderr else ""))
 
 
-def file_args(files: Sequence[str]) -> Iterator[list[str]]:
-    """The file arguments in chunks of at most MAX_ARGV_CHARS; each as `./path`, so a file named
-    `-x.py` is never read as an option."""
+def _out_of_memory(stderr: str) -> bool:
+    text = stderr.lower()
+    return any(w in text for w in ("memory allocation", "out of memory", "cannot allocate", "memoryerror",
+                                   "failed to allocate"))
+
+
+def file_args(files: Sequence[str], base: Path | None = None) -> Iterator[list[str]]:
+    """The file arguments in chunks of at most MAX_ARGV_CHARS; each as `./path` (or, with `base`, as
+    the absolute `base/path`), so a file named `-x.py` is never read as an option."""
     chunk: list[str] = []
     size = 0
     for f in files:
-        arg = f"./{f}"
+        arg = str(base / f) if base is not None else f"./{f}"
         if chunk and size + len(arg) + 1 > MAX_ARGV_CHARS:
             yield chunk
             chunk, size = [], 0
