@@ -50,8 +50,8 @@ def test_an_extend_outside_the_repository_is_not_read_and_is_named(repo: Path, t
         pyproject(repo, target)
         found, notes = checked(repo)
         assert found == [("a.py", "S307")]
-        assert notes == [f"Ruff configuration: extend = {shown(target)} in 'pyproject.toml' points outside the repository "
-                         "(or at a path it refuses); it was ignored"]
+        assert notes == [f"Ruff configuration: extend = {shown(target)} in 'pyproject.toml' points outside the "
+                         "repository (or at a path it refuses); it was ignored"]
 
 
 def test_an_extend_inside_the_repository_still_applies(repo: Path) -> None:
