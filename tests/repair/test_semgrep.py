@@ -92,8 +92,14 @@ def rows(report: ScanReport) -> list[tuple[str, int, str, str]]:
     return [(f.path, f.line, f.check_id, f.tool) for f in report.findings]
 
 
-def test_semgrep_is_installed_with_the_package() -> None:
-    assert find_semgrep() is not None
+def test_semgrep_is_an_extra_that_make_test_installs() -> None:
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))["project"]
+    assert not [d for d in project["dependencies"] if d.startswith("semgrep")]  # the base install has no Semgrep
+    assert [d for d in project["optional-dependencies"]["semgrep"] if d.startswith("semgrep")]
+    assert "'.[test,semgrep]'" in (Path(__file__).parents[2] / "Makefile").read_text("utf-8")
+    assert find_semgrep() is not None  # `make test` installed the extra: the Semgrep tests below run
 
 
 def test_semgrep_audits_a_mixed_repository_and_each_rule_finds_exactly_its_cases(

@@ -48,7 +48,7 @@ DEFAULT_IGNORE = ("S101", "F401", "F403", "F405", "F841")
 _SYNTAX = ("invalid-syntax", "E999", "E902", "", None)
 _ALWAYS = ("E902",)  # an unreadable file is reported in the JSON (as unparsed), not only on stderr
 MAX_CRASH_RUNS = 64
-RUFF_MEMORY_LIMIT = 4 << 30  # address space (RLIMIT_AS); measured peak on real repositories: docs/repair.md
+RUFF_MEMORY_LIMIT = 4 << 30  # address space (RLIMIT_AS): click needs ~130 MiB; threads grow with cores (docs/repair.md)
 
 
 def crashed(returncode: int) -> bool:

@@ -47,7 +47,7 @@ RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 RULE_FILES = {JAVA: "java.yml", JAVASCRIPT: "javascript.yml", TYPESCRIPT: "javascript.yml",
               TSX: "javascript.yml", GO: "go.yml"}
 PER_FILE_RULE_SECONDS = 5  # semgrep's own per-rule, per-file bound
-SEMGREP_MEMORY_LIMIT = 8 << 30  # address space (RLIMIT_AS); measured peak on real repositories: docs/repair.md
+SEMGREP_MEMORY_LIMIT = 16 << 30  # address space (RLIMIT_AS): jsoup needs ~4.4 GiB (docs/repair.md)
 INSTALL_HINT = "semgrep is not installed; add it with: pip install 'autopatch-tui[semgrep]'"
 _SEVERITY = {"ERROR": ERROR, "WARNING": WARNING, "INFO": INFO}
 _ID_LINE = re.compile(r"^\s*-\s+id:\s*([A-Za-z0-9_.-]+)\s*$", re.MULTILINE)
