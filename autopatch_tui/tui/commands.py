@@ -80,8 +80,6 @@ class CommandRunner:
                                              drop_body(pending, command), "Go on"), answered)
 
     async def run(self, cmd: slash.SlashCommand, line: str = "") -> None:
-        screen = self.screen
-        app = screen.app
         if cmd.name in ("new", "reset") or (cmd.name == "audit" and cmd.args != ("next",)):
             await self.confirm_dropping(f"/{cmd.name}", line or f"/{cmd.name}", lambda: self._run(cmd))
             return

@@ -78,6 +78,6 @@ def test_a_merge_run_again_after_a_kill_finishes_organize_and_says_so(tmp_path, 
     assert again.reorg_status == f"reorganized: {N} of {N} candidates"
     pending = rows(bdb, "SELECT count(*) AS n FROM memory_candidates WHERE status = 'pending'")
     assert pending == [{"n": 0}]
-    revised = rows(bdb, "SELECT count(*) AS n FROM memory_items WHERE status = 'active' AND subject LIKE 'tool choice %'"
-                        " AND statement LIKE '%version two.'")
+    revised = rows(bdb, "SELECT count(*) AS n FROM memory_items WHERE status = 'active'"
+                        " AND subject LIKE 'tool choice %' AND statement LIKE '%version two.'")
     assert revised == [{"n": N}]
