@@ -124,7 +124,7 @@ class ChatScreen(AppScreen):
             diag = self.services.manager.store.health.diagnostic or "unknown"
             await self.log_view.add_note(f"Memory is degraded: {diag}. Open the Memory browser (F4) to export or "
                                          "clear it.", level="error")
-        self.run_worker(self._start_session, thread=True, group="session", exit_on_error=False)
+            self.run_worker(self._start_session, thread=True, group="session", exit_on_error=False)
 
     # --- live state ---------------------------------------------------------------------
     def _show_counts(self, counts: tuple[int, int, int, int]) -> None:
@@ -150,6 +150,7 @@ class ChatScreen(AppScreen):
     def _load_recent(self) -> None:
         turns = self.services.manager.recent_turns(RECENT_TURNS)
         self.app.call_from_thread(self._show_recent, turns)
+        self._start_session()  # its note comes under the turns it continues
 
     async def _show_recent(self, turns: list[TurnInfo]) -> None:
         for t in turns:
