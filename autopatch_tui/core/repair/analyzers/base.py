@@ -7,8 +7,8 @@ crashes, times out, prints too much or prints something unreadable. The scanner 
 into a line of the audit summary and goes on with the other analyzers.
 
 `run_tool` bounds the run in time (the whole process group is killed at the deadline), in memory
-(`RLIMIT_AS`, set in the child before it executes the tool: an allocation past it fails, and the
-tool ends with an error instead of taking the machine) and in output (stdout goes to a temporary
+(`RLIMIT_AS`, set in the child by a small exec step before it becomes the tool: an allocation past
+it fails, and the tool ends with an error instead of taking the machine) and in output (stdout goes to a temporary
 file whose size is watched while the tool runs). The child gets no standard input and an
 environment without this app's or a model provider's settings (no API key reaches an analyzer)."""
 
@@ -17,11 +17,13 @@ from __future__ import annotations
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -104,26 +106,41 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def address_space_limit(limit: int) -> Callable[[], None]:
-    """A `preexec_fn` that caps the child's address space at `limit` bytes (and its children's: the
-    limit is inherited). It runs between fork and exec, so it does nothing but one system call."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+# Run first in the child, then replaced by the tool (same process, same group): it sets the limit
+# and executes the tool. A small exec step instead of `preexec_fn`, which is not safe in a process
+# with threads (the app's workers) — it runs Python code between fork and exec.
+_LIMIT_AND_EXEC = (
+    "import os, resource, sys\n"
+    "n = int(sys.argv[1])\n"
+    "resource.setrlimit(resource.RLIMIT_AS, (n, n))\n"
+    "try:\n"
+    "    os.execv(sys.argv[2], sys.argv[2:])\n"
+    "except OSError as e:\n"
+    "    sys.stderr.write('cannot start: ' + (e.strerror or type(e).__name__) + '\\n')\n"
+    "    sys.exit(127)\n"
+)
+
+
+def limited(argv: Sequence[str], limit: int, env: Mapping[str, str]) -> list[str]:
+    """`argv` run under an address-space limit of `limit` bytes (at most the hard limit this
+    process has); inherited by the tool's own children. `FileNotFoundError` when the tool is not
+    there (the caller says it is not installed)."""
+    tool = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    if tool is None or not os.path.isfile(tool):
+        raise FileNotFoundError(argv[0])
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
-    return apply
+    return [sys.executable, "-I", "-S", "-c", _LIMIT_AND_EXEC, str(cap), tool, *argv[1:]]
 
 
 def run_tool(name: str, argv: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[str, str] | None = None,
              max_output: int = MAX_OUTPUT_BYTES, memory_limit: int | None = None) -> ToolOutput:
-    preexec = address_space_limit(memory_limit) if memory_limit else None
+    child_env = dict(env) if env is not None else tool_env()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    env=dict(env) if env is not None else tool_env(), start_new_session=True,
-                                    preexec_fn=preexec)
+            command = limited(argv, memory_limit, child_env) if memory_limit else list(argv)
+            proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    env=child_env, start_new_session=True)
         except FileNotFoundError:
             raise AnalyzerError(f"{name} is not installed ({argv[0]} was not found)") from None
         except OSError as exc:
