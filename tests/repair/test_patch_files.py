@@ -165,3 +165,18 @@ def test_an_apply_keeps_the_mode_and_leaves_no_temporary_file(repo: Path) -> Non
     assert "raise" in src.read_text(encoding="utf-8") and oct(src.stat().st_mode & 0o777) == "0o750"
     assert listing(src.parent) == ["load.py"] and listing(temp_dir(repo)) == []
     assert (repo / ".autopatch-j" / ".gitignore").read_text() == "*\n"
+
+
+def test_the_apps_session_start_sweeps_a_killed_applys_leftover(repo: Path, settings) -> None:
+    from autopatch_tui.core.manager import MemoryManager
+    from autopatch_tui.tui.services import Services
+
+    src = write(repo, "pkg/load.py", SWALLOW)
+    killed_apply(repo, "same-fs")
+    assert len(listing(temp_dir(repo))) == 1
+    services = Services(MemoryManager.open(repo, settings), settings)
+    try:
+        assert services.start_session() == ""  # no saved audit: nothing to say
+    finally:
+        services.manager.close()
+    assert listing(temp_dir(repo)) == [] and listing(src.parent) == ["load.py"]
