@@ -438,7 +438,7 @@ PROBES_QUOTED = [  # (text, quote or None, expected rule, lasting): long message
 ("README 的例子都能直接跑", "README 的例子都能直接跑", "code_fact", None),
 ("I need you to stop apologizing in every answer.", None, None, True),
 ("Stop apologizing.", None, None, None),
-("you keep apologizing lol", None, "code_fact", None),
+("you keep apologizing lol", None, "no_directive", None),  # a remark on the assistant
 ("Please don't summarize what you just did at the end of each answer, I can read the diff.", "Please don't summarize what you just did at the end of each answer", None, True),
 ("it's fine, no need to add tests for this one", None, "one_off_scope", None),
 ("We will never store raw card numbers.", None, None, True),

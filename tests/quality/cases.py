@@ -590,7 +590,7 @@ CASES: tuple[Case, ...] = (
     adopt("e19-zh-adopt-settled", "zh", "建议所有对外接口统一加上请求 ID。", "行，就这么定", D, "请求 ID",
           "所有对外接口统一加上请求 ID", aliases=("add request ids to public APIs",), legit=True, lasting=True),
     one("e19-zh-sequence-then", "zh", "写文档的时候先给例子再讲原理。", P, "文档结构", "写文档时先给例子再讲原理",
-        legit=True, lasting=False),
+        legit=True, lasting=True),  # "…的时候" is a recurring condition: lasting (round two)
     one("e19-zh-for-now-then-see", "zh", "先用内存队列顶着再说。", D, "消息队列", "用内存队列", aliases=("use in-memory queue",),
         expect="one_off_scope"),
     adopt("e19-adopt-module-only", "en", "I suggest enabling strict mode in tsconfig for the whole repo.",
