@@ -69,12 +69,14 @@ def _version(head: str) -> bool:
 
 
 def verbless(head: str, *, participle: bool = False) -> bool:
-    """No finite verb (nor an -ed/-ing form, unless `participle`: "nested ifs"), no determiner-led
-    subject, at most six words, no version number."""
+    """No finite verb (a contracted "it's" is one; an -ed/-ing form is one too, unless `participle`
+    and it modifies a following word: "nested ifs", "named exports"), no determiner-led subject, at
+    most six words, no version number."""
     words = head.replace(",", " ").split()
-    return (0 < len(words) <= 6 and words[0] not in L.DETERMINERS and not _version(head)
-            and not any(w in L.FINITE or (not participle and w.endswith(("ed", "ing"))) for w in words)
-            and head.isascii())
+    return (0 < len(words) <= 6 and words[0] not in L.DETERMINERS and not _version(head) and head.isascii()
+            and not any(w in L.FINITE or w.endswith(("'s", "'re", "'m"))
+                        or (w.endswith(("ed", "ing")) and not (participle and i < len(words) - 1))
+                        for i, w in enumerate(words)))
 
 
 _WE_HABIT = re.compile(r"^we (?!(?:were|was|had|did|used)\b)(?![a-z]+ed\b)")
@@ -122,12 +124,13 @@ def maintains(text: str) -> bool:
 
 
 # a fronted reason: the directive is what follows "so" / "所以"
-SO = re.compile(r"\s*[,;，；]\s*(?:and\s+)?(?:so|therefore|hence|thus|that's why|which is why)\b(?!\s+(?:that|far|much|"
-                r"many|long|yeah)\b)\s*,?\s*|\s*[,;，；]?\s*(?:所以|因此|因而|于是)[，,]?\s*")
+SO = re.compile(r"\s*[,;，；]?\s+(?:and\s+)?(?:so|therefore|hence|thus|that's why|which is why)\b(?!\s+(?:that|far|much|"
+                r"many|long|yeah|good|bad|slow|fast)\b)\s*,?\s*|\s*[,;，；]?\s*(?:所以|因此|因而|于是)[，,]?\s*")
 # a limit of the present situation, carried from a reason into the directive after it
 TEMPORAL = re.compile(
     L.en(r"today", r"tonight", r"tomorrow", r"this (?:week|weekend|morning|afternoon|evening|sprint)", r"right now",
-         r"for now", r"at the moment", r"for the time being", r"just now")
+         r"for now", r"at the moment", r"for the time being", r"just now",
+         r"in (?:\d+|a few|a couple of|a|an|ten|five|twenty|thirty) (?:min(?:ute)?s?|hours?|h)")
     + r"|今天|今晚|明天|这两天|这几天|这周|本周|这会儿|眼下|暂时|这阵子")
 # a short question about what was just said: "Is that right?", "这样合理吗？" (not a tag: "OK?")
 ANAPHOR_DOUBT = re.compile(L.en(r"that", r"this", r"it", r"that one") + r"|这样|这个|那样|这么做|这么")

@@ -36,7 +36,7 @@ LASTING_SCOPE = rx(
     en(r"always", r"never", r"from now on", r"going forward", r"moving forward", r"henceforth", r"hereafter",
        r"(?:in|for) (?:the )?future", r"for future \w+", r"every ?time", r"each time", r"whenever", r"wherever",
        r"every(?:thing|where|one)?", r"all (?:new|future|our|of our|the|\w+s)", r"any (?:new|future)", r"for (?:all|each)",
-       r"each (?!of\b|other\b)\w+", r"(?:for|to|on|in|with) any\b",
+       r"each (?!of\b|other\b)\w+", r"(?:for|to|on|in|with|at) any(?:thing|one|body)?\b", r"^any \w+",
        r"by default", r"as a (?:rule|default|standard|convention|policy)", r"at all times", r"ever again", r"ever",
        r"across (?:the )?(?:board|project|repo|repository|codebase|code base|services|stack|org|company|team)",
        r"(?:project|repo|codebase|org|company|team)[- ]wide", r"any ?more", r"no longer", r"for good",
@@ -73,6 +73,7 @@ _LOCAL_NOUNS = (r"patch(?:es)?|diffs?|prs?|pull requests?|mrs?|merge requests?|c
 LOCAL_SCOPE = rx(
     re.escape(LOCAL),
     en(r"(?:just |only )?(?:this|that) (?:time|once|one time)", r"just once", r"for once", r"one[- ]off",
+       r"one[- ]time(?! (?:passwords?|passcodes?|codes?|tokens?|pins?|keys?|pads?|links?|secrets?)\b)",
        r"one[- ]time (?:thing|exception|change|fix)", r"today", r"tonight", r"tomorrow", r"for now", r"right now",
        r"just now", r"for the moment", r"at the moment", r"for the time being", r"in the meantime", r"meanwhile",
        r"temporar(?:y|ily)", r"for a (?:while|bit)", r"(?:just|only) (?:here|now|for now|for today)",
@@ -104,7 +105,9 @@ EVENT_SCOPE = rx(
 # "先…" (for now, first) is one-off unless it starts a sequence ("先写测试再写实现"); compounds are not it.
 XIAN = re.compile(r"(?<![首优预原事祖领率抢争事])(?<!不用)(?<!不要)(?<![别])(?<!不必)(?<!无需)(?<!没必要)(?<!用不着)"
                   r"先(?!生|进|前|例|锋|导|驱|天|行|后|于|把|头)")
-XIAN_NEGATED = re.compile(r"(?:不用|不要|别|不必|无需|没必要|用不着)先")
+XIAN_NEGATED = re.compile(r"(?:不用|不要|别|不必|无需|没必要|用不着)[^，。,]{0,3}先")
+# a report of what was done: a past time word and a perfective 了 ("刚才部署的时候先跑了一遍冒烟测试")
+ZH_PAST = re.compile(r"(?:刚才|刚刚|昨天|前天|上次|上周|之前|早就|已经)[^，。]*?了")
 # a statement limiting the request it comments on: "this is only for the staging push", "这只是为了这次演示"
 LIMIT_STATEMENT = re.compile(r"^(?:(?:this|that|it)(?:'s| is| was) (?:only|just|solely|purely|merely|strictly)\b"
                              r"|(?:这|这个|这些|那)?(?:只是|仅仅是|仅是|就是)(?:为了|针对|用于)?)")
@@ -318,8 +321,8 @@ ZH_VERB_HEAD = re.compile(
     r"|引用|注释|缩进|格式化)")
 # a habit of the system stated with a frequency adverb after its subject: "nightly 任务每天都跑两遍",
 # "构建总是先跑 lint" — a statement, whatever verb follows, unless a norm word makes it a rule
-ZH_HABIT = re.compile(r"^(?!你|您|我们|咱们|以后|今后|请)[^，,。；;]{1,16}?(?:每天|每晚|每周|每月|每小时|一直|总是|向来|一向|通常|平时"
-                      r"|经常|往往|老是)")
+ZH_HABIT = re.compile(r"^(?!你|您|我们|咱们|以后|今后|请)[^，,。；;]{0,15}[^，,。；;里中上下内外时前后间](?:每天|每晚|每周|每月|每小时"
+                      r"|一直|总是|向来|一向|通常|平时|经常|往往|老是)")  # a subject, not a place ("回答里一直用英文")
 ZH_NORM = re.compile(r"请|必须|务必|一律|统一|要|得|应该|应当|别|不要|不许|不准|禁止|记得|记住|以后|今后|" + re.escape(LASTING))
 ZH_PREFERENCE = re.compile(r"我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|讨厌|不喜欢|受不了)|希望你")
 ZH_INFO = re.compile(r"^(?:请)?(?:告诉我|解释|说明一下|讲讲|介绍一下|帮我看看|看一下|查一下|我想知道|我想了解|我想问|能解释|解释一下"
@@ -390,11 +393,11 @@ NOT_CONFIRMED = rx(
 # "later" / 以后 inside a noun phrase is no deferral: "the same for every crate we create later",
 # "all repos created later", "以后新建的服务也一样", "回头新加的接口也按这个来"
 ATTRIBUTIVE_LATER = re.compile(
-    r"\b(?:every|all|any|each|the|new|future|other|those|these)\s+(?:[a-z-]+\s+){0,2}?(?:"
+    r"\b(?:every|all|any|each|the|new|future|other|those|these|whatever|whichever)\s+(?:[a-z-]+\s+){0,2}?(?:"
     r"(?:(?:that|which|who)\s+)?(?:we|you|i|they|people|anyone|someone)(?:'ll|\s+will)?\s+[a-z-]+"
     r"|(?:that|which|who)\s+(?:get\s+|are\s+|is\s+)?[a-z-]+|[a-z-]+ed)(?:\s+(?:up|out|in))?\s+later(?:\s+on)?\b"
-    r"|\b[a-z-]+s\s+(?:that|which|who)\s+(?:get\s+|are\s+|we\s+|you\s+|they\s+)?[a-z-]+(?:\s+(?:up|out|in))?"
-    r"\s+later(?:\s+on)?\b"
+    r"|\b[a-z-]+s\s+(?:(?:that|which|who)\s+(?:get\s+|are\s+|we\s+|you\s+|they\s+)?[a-z-]+|[a-z-]+ed)"
+    r"(?:\s+(?:up|out|in))?\s+later(?:\s+on)?\b"
     r"|(?:以后|之后|回头|后面|后续|将来|今后|日后)再?[^，。,的]{1,8}的(?=\s*[\u4e00-\u9fffa-z])")
 
 # a limit on a confirmation: a time limit, or "only" narrowing it to a place ("this change" in a

@@ -113,8 +113,8 @@ def _terse_norm(content: list[str], moods: list[str]) -> str | None:
         if _thing_requested(head):
             return "question"
         return "directive" if carry.verbless(head) else None
-    if carry.verbless(head) and all(_CONTRAST_TAIL.match(c) and carry.verbless(_CONTRAST_TAIL.sub("", c), participle=True)
-                                    for c in rest):
+    if carry.verbless(head, participle=True) and all(
+            _CONTRAST_TAIL.match(c) and carry.verbless(_CONTRAST_TAIL.sub("", c), participle=True) for c in rest):
         return "directive"
     return None
 
@@ -123,7 +123,7 @@ def _open_verb(words: list[str]) -> bool:
     """An open-class word heading the clause before its object: "narrate each step", "memoize the
     results" (not "sorry the build broke", "builds take long")."""
     w = words[0]
-    return (len(words) > 1 and words[1] in L.OBJECT_START and w.isalpha() and w not in L.FUNCTION_WORDS
+    return (len(words) > 1 and words[1] in L.OBJECT_START and w.replace("-", "").isalpha() and w not in L.FUNCTION_WORDS
             and not w.endswith(("s", "ed", "ing", "ly")))
 
 
@@ -141,10 +141,7 @@ def _unfronted(head: str) -> str:
 
 def _verbless_norm(head: str) -> bool:
     """A short phrase with no verb and no determiner-led subject, under a constraint word."""
-    words = head.replace(",", " ").split()
-    return (0 < len(words) <= 6 and words[0] not in L.DETERMINERS
-            and not any(w in L.FINITE or w.endswith(("ed", "ing")) for w in words)
-            and bool(L.EN_VERBLESS_NORM.search(head)))
+    return carry.verbless(head) and bool(L.EN_VERBLESS_NORM.search(head))
 
 
 def _decided(c: str) -> bool:
@@ -205,6 +202,8 @@ def _zh_mood(body: str, head: str, ends_q: bool, lasting: bool) -> str:
         return "question"
     if L.ZH_PREFERENCE.search(body):
         return "preference"
+    if L.ZH_PAST.search(body):
+        return "declarative"  # a report of what was done
     if L.ZH_HABIT.search(head if head else body) and not L.ZH_NORM.search(body):
         return "declarative"
     if L.ZH_DIRECTIVE.search(body) or (L.ZH_VERB_HEAD.search(head) and not L.ZH_COPULA.search(head)):
@@ -231,7 +230,7 @@ def _one_off_xian(text: str, lasting: bool) -> bool:
     m = L.XIAN.search(text)
     return (bool(m) and not lasting and not L.XIAN_SEQUENCE.search(text, m.end())
             and not L.XIAN_CONDITION.search(text, 0, m.end())
-            and not L.XIAN_NEGATED.search(text, 0, m.start()))  # "不要先改代码，先写测试": an order
+            and not L.XIAN_NEGATED.search(text, 0, m.end()))  # "不要先改代码，先写测试": an order
 
 
 def _segment_question(main: str, lasting: bool) -> str | None:
