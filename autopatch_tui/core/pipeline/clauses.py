@@ -114,7 +114,8 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     (r"\b(?:remember|note) (?:this|that)\b|\b(?:keep|bear) (?:this|that|it) in mind\b", LASTING),
     # emphasis: no exception admitted, and the locative of the emphasis with it ("no exceptions
     # here", "zero excuses on this one", "这里没有例外"): an emphasis says the rule holds, never where
-    (r"\b(?:no|zero|not a single|not one|without|with no|absolutely no)\s+(?:exceptions?|excuses|ifs|buts|"
+    # (heading its clause or after a comma, not a statement's object: "there are no exceptions in the log")
+    (r"(?<![a-z]\s)(?<![a-z])\b(?:no|zero|not a single|not one|without|with no|absolutely no)\s+(?:exceptions?|excuses|ifs|buts|"
      r"shortcuts|wiggle room|compromises?|special cases)\b(?:\s*(?:here|on (?:this|that)(?: one| point)?|"
      r"about (?:it|this|that)|whatsoever|at all|to (?:this|that)(?: rule)?))?", LASTING),
     (r"\b(?:non[- ]?negotiable|not negotiable|not (?:up )?for (?:debate|discussion))\b(?:\s*(?:here|on (?:this|that)"

@@ -107,7 +107,7 @@ XIAN = re.compile(r"(?<![首优预原事祖领率抢争事])(?<!不用)(?<!不�
                   r"先(?!生|进|前|例|锋|导|驱|天|行|后|于|把|头)")
 XIAN_NEGATED = re.compile(r"(?:不用|不要|别|不必|无需|没必要|用不着)[^，。,]{0,3}先")
 # a report of what was done: a past time word and a perfective 了 ("刚才部署的时候先跑了一遍冒烟测试")
-ZH_PAST = re.compile(r"(?:刚才|刚刚|昨天|前天|上次|上周|之前|早就|已经)[^，。]*?了")
+ZH_PAST = re.compile(r"(?:刚才|刚刚|昨天|前天|上次|上周|之前|早就|已经)[^，。]*?了|[\u4e00-\u9fff]了(?:一|两|几)(?:遍|次|下|轮)")
 # a statement limiting the request it comments on: "this is only for the staging push", "这只是为了这次演示"
 LIMIT_STATEMENT = re.compile(r"^(?:(?:this|that|it)(?:'s| is| was) (?:only|just|solely|purely|merely|strictly)\b"
                              r"|(?:这|这个|这些|那)?(?:只是|仅仅是|仅是|就是)(?:为了|针对|用于)?)")
@@ -173,6 +173,7 @@ i me my mine we us our you your he him his she her it its they them their this t
 a an the some any no every each all both either neither half most many much more less few several enough such
 yes yeah yep no nope ok okay hey hi hello oh ah uh um hmm wow oops sorry thanks thank please great nice cool fine
 sure well anyway also just only even still already again too very really quite rather almost maybe perhaps
+weird strange funny odd interesting crazy awesome glad sad bummer shame pity surprising amazing reminder ps note
 now then today tonight tomorrow yesterday soon later earlier recently lately sometimes often usually never always
 not don't doesn't didn't won't can't isn't aren't wasn't weren't done kinda sorta btw
 is are was were be been being am do does did have has had will would can could should shall may might must
@@ -264,7 +265,7 @@ EN_INFO = re.compile(
 EN_QUESTION_START = re.compile(
     r"^(?:what|how|why|which|where|when|who|whom|whose|is|are|am|was|were|does|do|did|has|have|had|should|shall|"
     r"can|could|would|will|may|might|isn't|aren't|doesn't|don't|won't|wouldn't|shouldn't|any idea)\b")
-EN_INVERSION = re.compile(r"^(?:do|does|did|is|are|was|were|can|could|should|shall|will|would|have|has|may|might|"
+EN_INVERSION = re.compile(r"^(?!do (?:it|this|that|them|so|such)\b)(?:do|does|did|is|are|was|were|can|could|should|shall|will|would|have|has|may|might|"
                           r"must|am)\s+(?:we|you|i|it|they|he|she|this|that|there|the|our|your|these|those)\b")
 EN_WH_START = re.compile(r"^(?:what|how|why|which|where|who|whom|whose)\b")
 QUESTION_TAG = re.compile(
@@ -302,7 +303,7 @@ ZH_MANNER = (r"(?:简短|简洁|简单|详细|具体|快|慢|短|少|多|清楚|
 ZH_DIRECTIVE = re.compile(
     ZH_MANNER + r"|" + ZH_PROHIBITION + r"|先不|暂不|先别|暂时不|先这样|先(?:用|写|跑|做|加|把|改|关|开|跳过|忽略|给)"
     # a step order heading a clause or after its condition: "每当引入新依赖，先检查许可证"
-    r"|(?:^|[，,：:]|前|时候?|后)\s*(?:首先|先)(?!生|进|前|例|锋|导|驱|天|行|后|于|头|是)"
+    r"|(?:^|[，,：:]|前|时候?|后)\s*(?:首先|先)(?!生|进|前|例|锋|导|驱|天|行|后|于|头|是)(?=\s*[\u4e00-\u9fffa-z])"
     r"|把[^，。,]{1,20}?(?:改|换|调|设|关|开|删|去掉|加|放|写|拆|合|升|降|切)|请|务必|必须|一定要|千万|应该|应当|一律|统一|都要|都得|都用|就用|就选|就按|改用|改成|改为|换成|记住|记得|别忘了"
     r"|尽量|尽可能|最好|优先|坚持|沿用|保持|不再|我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|需要你|讨厌|不喜欢|受不了)"
     r"|希望你|你(?:要|得|必须|应该)|(?:我们|咱们)(?:以后|今后|统一|一律|都|就|决定|会|将|准备|要|不再|不用|改用|用(?!的)|不?打算"
@@ -322,7 +323,7 @@ ZH_VERB_HEAD = re.compile(
 # a habit of the system stated with a frequency adverb after its subject: "nightly 任务每天都跑两遍",
 # "构建总是先跑 lint" — a statement, whatever verb follows, unless a norm word makes it a rule
 ZH_HABIT = re.compile(r"^(?!你|您|我们|咱们|以后|今后|请)[^，,。；;]{0,15}[^，,。；;里中上下内外时前后间](?:每天|每晚|每周|每月|每小时"
-                      r"|一直|总是|向来|一向|通常|平时|经常|往往|老是)")  # a subject, not a place ("回答里一直用英文")
+                      r"|向来|一向|通常|平时|经常|往往|老是)")  # a subject, not a place; 一直/总是 also make norms ("回复一直用中文")
 ZH_NORM = re.compile(r"请|必须|务必|一律|统一|要|得|应该|应当|别|不要|不许|不准|禁止|记得|记住|以后|今后|" + re.escape(LASTING))
 ZH_PREFERENCE = re.compile(r"我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|讨厌|不喜欢|受不了)|希望你")
 ZH_INFO = re.compile(r"^(?:请)?(?:告诉我|解释|说明一下|讲讲|介绍一下|帮我看看|看一下|查一下|我想知道|我想了解|我想问|能解释|解释一下"

@@ -379,7 +379,8 @@ def _lend(reading: Reading, chosen: list[Segment], other: Segment, gap: str, aft
         # read as one sentence: "Tabs. Always." is "Tabs, always"; "not just here — every X…" one clause
         joined = [f"{s.text} , {other.text}" if after else f"{other.text} : {s.text}" for s in chosen]
         return replace(_combine([read_segment(j, repair=repair) for j in joined]), lasting=True)
-    if after and carry.maintains(other.text) and reading.mood in KEEPABLE + ("declarative",):
+    if (after and carry.maintains(other.text) and not other.raw.rstrip().endswith(("?", "？"))
+            and reading.mood in KEEPABLE + ("declarative",)):
         kept = read_segment(other.text, repair=repair)
         return replace(reading, mood=reading.mood if reading.mood in KEEPABLE else "directive", fact=False,
                        lasting=True, local=reading.local or kept.local, hedged=reading.hedged or kept.hedged,
