@@ -383,11 +383,15 @@ NOT_CONFIRMED = rx(
        r"\w+|what we have) (?:as (?:is|it is)|unchanged|the same)", r"leave (?:it|things) (?:as is|alone|be)",
        r"later", r"let me (?:think|check|sleep|get back|ask|run it by|talk)", r"i'll think", r"think (?:about it|it over)",
        r"sleep on it", r"check with", r"run it by", r"ask (?:the team|my lead|around|my manager)", r"get back to you",
-       r"hold off", r"wait", r"revisit", r"come back to", r"on hold", r"next week", r"not sure", r"unsure",
+       r"hold off", r"wait", r"revisit", r"come back to", r"on hold", r"not sure", r"unsure",
+       # a deferral to a later time: "next sprint", "tomorrow", "some other time"
+       r"(?<!for the )(?<!for )next (?:week|sprint|month|quarter|year|release|iteration|cycle|time)", r"tomorrow",
+       r"(?:another|some other) time", r"after the (?:release|launch|freeze|holidays)",
        r"(?:absolutely|definitely|certainly|of course|surely|hell) (?:not|no)", r"no way", r"not[.!]*$",
        r"maybe", r"perhaps", r"probably", r"i don't know", r"doubt", r"skeptical", r"hesitant", r"i guess"),
     r"(?:^|[，,]\s*)(?:不|别|算了|不用|不要|不行|不同意|否|还是不|先不|不必|没必要|等等|等一下)|算了|保持原样|维持现状|不用改|别改|不要改|还是用原来的"
-    r"|回头|再说|再看|再议|想想|考虑|商量|问问|晚点|先放着|明天再|下周再|不确定|也许|(?<!尽)可能|大概|或许|不一定|说不定|纠结|"
+    r"|回头|再说|再看|再议|想想|考虑|商量|问问|晚点|先放着|不确定"
+    r"|(?:明天|下周|下次|下回|下个月|下个版本|改天|过两天|过几天|晚些|有空|等[^，。,]{1,8})再|也许|(?<!尽)可能|大概|或许|不一定|说不定|纠结|"
     + re.escape(DEFER),
 )
 
