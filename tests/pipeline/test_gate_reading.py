@@ -861,6 +861,10 @@ ROUND_TWO = [  # (text, quote or None, expected rule or None, lasting or None): 
     ("I'd rather you ask before adding a dependency.", None, None, None),
     ('from this release on, the CLI speaks JSON only', None, None, True),
     ('接口超时统一设为三秒，别再各写各的', None, None, True),
+    # ---- G. a generic "new X" after a preposition is every future one
+    ("on new screens I want empty states designed", None, None, True),
+    ("in new modules we use dataclasses", None, None, True),
+    ("In the old modules we use namedtuples.", None, "code_fact", None),
 ]
 
 

@@ -37,6 +37,7 @@ LASTING_SCOPE = rx(
        r"(?:in|for) (?:the )?future", r"for future \w+", r"every ?time", r"each time", r"whenever", r"wherever",
        r"every(?:thing|where|one)?", r"all (?:new|future|our|of our|the|\w+s)", r"any (?:new|future)", r"for (?:all|each)",
        r"each (?!of\b|other\b)\w+", r"(?:for|to|on|in|with|at) any(?:thing|one|body)?\b", r"^any \w+",
+       r"(?:for|on|in|to|with|across) new [a-z]+",  # "on new pages", "in new code": every future one
        r"by default", r"as a (?:rule|default|standard|convention|policy)", r"at all times", r"ever again", r"ever",
        r"across (?:the )?(?:board|project|repo|repository|codebase|code base|services|stack|org|company|team)",
        r"(?:project|repo|codebase|org|company|team)[- ]wide", r"any ?more", r"no longer", r"for good",

@@ -68,8 +68,11 @@ class Reading:
         return None
 
 
+_CJK = re.compile("[\u3400-\u9fff]")
+
+
 def _cjk(text: str) -> bool:
-    return any("\u3400" <= ch <= "\u9fff" for ch in text)
+    return bool(_CJK.search(text))
 
 
 def _strip_lead(c: str) -> str:
