@@ -34,6 +34,15 @@ _BULLET = re.compile(r"^- (?P<statement>.*?) <!-- memory:(?P<id>" + _ID + r") --
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` safe to print on a terminal: every control character but newline and tab (and the
+    bidi overrides) written as a visible escape."""
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 class SectionError(AutopatchError):
     """The file's promoted section cannot be told apart safely (broken or repeated markers)."""
 
