@@ -66,7 +66,7 @@ def window_text(tokens: int) -> str:
     """32768 -> "32k", 128000 -> "128k", 1048576 -> "1M", 200 -> "200"."""
     for unit, binary, decimal in (("M", 1 << 20, 1_000_000), ("k", 1 << 10, 1000)):
         if tokens >= decimal:
-            base = binary if tokens % binary == 0 else decimal
+            base = binary if tokens % decimal and not tokens % binary else decimal
             value = tokens / base
             return f"{value:.0f}{unit}" if value >= 10 or value == int(value) else f"{value:.1f}{unit}"
     return str(tokens)
