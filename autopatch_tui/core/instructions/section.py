@@ -1,6 +1,6 @@
 """The marked section of an instruction file that `memory promote` owns (contracts §9).
 
-    <!-- autopatch-tui:memory:begin (…) -->
+    <!-- autopatch-tui:memory:begin (written by `autopatch-tui memory promote`) -->
     ## Rules promoted from reviewed Memory
 
     - Run `make check` before proposing a patch. <!-- memory:mem-01JD… -->
@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from autopatch_tui.core.errors import AutopatchError
 
 BEGIN_PREFIX = "<!-- autopatch-tui:memory:begin"
-BEGIN = (BEGIN_PREFIX + " (written by `autopatch-tui memory promote`: promote again to change it; text outside "
-         "this section is never touched) -->")
+BEGIN = BEGIN_PREFIX + " (written by `autopatch-tui memory promote`) -->"
 END = "<!-- autopatch-tui:memory:end -->"
 HEADING = "## Rules promoted from reviewed Memory"
 MAX_QUOTE_CHARS = 300

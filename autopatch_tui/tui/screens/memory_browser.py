@@ -32,6 +32,7 @@ from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, Row
+from autopatch_tui.tui.screens.memory_promote import PromoteFlow
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
@@ -70,6 +71,8 @@ class MemoryBrowserScreen(AppScreen):
         Binding("c", "clear", "Clear Memory", id="memory.clear"),
         Binding("r", "reload", "Reload", id="memory.reload", show=False),
         Binding("D", "duplicates", "Duplicates", id="memory.duplicates"),
+        Binding("space", "toggle_mark", "Mark", id="memory.mark"),
+        Binding("p", "promote", "Promote", id="memory.promote"),
     ]
 
     def __init__(self, services: Services) -> None:
@@ -87,6 +90,8 @@ class MemoryBrowserScreen(AppScreen):
         self._list_gen = 0
         self._detail_gen = 0
         self._loading_more = False
+        self.promote = PromoteFlow(self)  # space marks, p promotes (memory_promote.py)
+        self._problem = ""
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -217,6 +222,7 @@ class MemoryBrowserScreen(AppScreen):
         for row in rows:
             table.add_row(*memory_list.row_cells(row, with_match=bool(self.query_text)), key=row.id)
         self.rows += rows
+        self.promote.show_marks(rows)
         self.more = more
         self._show_summary(problem)
         if append:
@@ -238,8 +244,12 @@ class MemoryBrowserScreen(AppScreen):
         self.select_item(target, force=True)
 
     def _show_summary(self, problem: str) -> None:
+        self._problem = problem
         text = memory_list.summary_text(self.query_text, problem, len(self.rows), self.more, self.kind, self.status)
-        self.query_one("#mb-summary", Static).update(text)
+        self.query_one("#mb-summary", Static).update(text + self.promote.summary())
+
+    def refresh_summary(self) -> None:
+        self._show_summary(self._problem)
 
     def _load_more(self) -> None:
         if not self.more or self._loading_more or self.query_text:
@@ -378,13 +388,15 @@ class MemoryBrowserScreen(AppScreen):
     # --- bindings availability ----------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Textual 8: False hides a binding, None shows it disabled."""
-        browsing = ("focus_search", "cycle_kind", "cycle_status", "forget", "jump")
+        browsing = ("focus_search", "cycle_kind", "cycle_status", "forget", "jump", "toggle_mark", "promote")
         if action in browsing and self.healthy is False:
             return False
         if action == "clear":
             return self.healthy is False
         if action == "forget":
             return True if self.detail is not None and self.detail.status == "active" else None
+        if action in ("toggle_mark", "promote"):  # active items only (a search lists active items)
+            return True if self.status == "active" or self.query_text else None
         if action == "jump":
             return True if any(p.turn is not None for p in self.provenance) else None
         return True
@@ -413,6 +425,16 @@ class MemoryBrowserScreen(AppScreen):
     def _forgotten(self, logical: str) -> None:
         self.notify(f"Forgot {logical}. The raw turns it came from are kept.", markup=False)
         self.reload()
+
+    def action_toggle_mark(self) -> None:
+        row = next((r for r in self.rows if r.id == self.selected), None)
+        if row is None:
+            return
+        self.promote.toggle(row)
+        self.refresh_summary()
+
+    def action_promote(self) -> None:
+        self.promote.start(self.selected if self.detail is not None and self.detail.status == "active" else None)
 
     def action_export(self) -> None:
         def work() -> None:

@@ -1,4 +1,6 @@
-"""The status bar: model, Memory health, live job counts and the active thread."""
+"""The status bar: model, Memory health, live job counts, the active thread, and what the last
+request's prompt held — its context use ("ctx 38% of 32k"; "~ctx" when the figure is the app's
+estimate because the server reported no usage) and the instruction files it loaded ("AGENTS.md ×2")."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ class StatusBar(Static):
     failed: reactive[int] = reactive(0)
     thread_id: reactive[str] = reactive("")
     busy: reactive[str] = reactive("")
+    context: reactive[str] = reactive("")  # "ctx 38% of 32k" (`prompt_report.context_label`)
+    instructions: reactive[str] = reactive("")  # "AGENTS.md ×2" (`prompt_report.instructions_label`)
 
     def render(self) -> Text:
         """The full line, or — when the terminal is too narrow for it — the same facts shorter
@@ -44,6 +48,12 @@ class StatusBar(Static):
         if self.thread_id:
             t.append(f"{sep}thread: ", style="dim")
             t.append(self.thread_id[-8:])
+        if self.context:
+            t.append(sep, style="dim")
+            t.append(self.context)
+        if self.instructions and compact < 2:
+            t.append(" · " if self.context else sep, style="dim")
+            t.append(self.instructions)
         if self.busy:
             t.append(sep, style="dim")
             t.append(self.busy, style="italic")
