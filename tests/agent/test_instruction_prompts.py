@@ -156,3 +156,21 @@ def test_the_prompt_is_reported_by_part_with_the_servers_usage(repo, chat_mgr, c
     last = reports[-1]
     assert last.server_prompt_tokens is None and last.used_tokens == last.estimated_tokens + 1
     assert context_label(last).startswith("~ctx ")
+
+
+def test_usage_is_asked_for_in_the_stream_and_a_refusal_is_remembered(repo, chat_mgr, chat, llm_stub) -> None:
+    llm_stub.default("chat", Reply(content="ok", usage=(100, 5)))
+    chat.ask("one", intent="general_chat")
+    (first,) = chat_requests(llm_stub)
+    assert first.body["stream"] is True and first.body["stream_options"] == {"include_usage": True}
+
+    def strict(request):  # a server whose request model forbids the field
+        if "stream_options" in request.body:
+            return Reply(status=400, error_body="Unrecognized request argument supplied: stream_options")
+        return "fine"
+
+    llm_stub.default("chat", strict)
+    assert chat.ask("two", intent="general_chat").answer == "fine"
+    assert chat.ask("three", intent="general_chat").answer == "fine"
+    later = chat_requests(llm_stub)[1:]
+    assert ["stream_options" in r.body for r in later] == [True, False, False]  # refused once, then not asked

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from autopatch_tui.core.agent.tool_mode import learn_tools_unusable, refuses_tools, tools_usable
 from autopatch_tui.core.agent.tool_mode import require_tools as require_tools_fn
 from autopatch_tui.core.agent.tools import ToolBox
+from autopatch_tui.core.llm.endpoint import ENDPOINTS
 from autopatch_tui.core.llm.bounds import chat_output_bound
 from autopatch_tui.core.llm.client import Completion, LLMClient, Usage
 from autopatch_tui.core.llm.errors import ProviderError
@@ -96,8 +97,19 @@ class AgentLoop:
         self._last_bound = self._bound(messages, tools)
         self.calls += 1
         self.sent_messages, self.sent_tools, self.usage = len(messages), tools, None
-        completion = self.client.stream(task="chat", model=self.model, messages=messages, tools=tools,
-                                        on_delta=cb.on_delta, max_tokens=self._last_bound, tool_choice=tool_choice)
+        client = self.client
+        usage = not ENDPOINTS.stream_usage_rejected(client.base_url, self.model)
+        try:
+            completion = client.stream(task="chat", model=self.model, messages=messages, tools=tools,
+                                       on_delta=cb.on_delta, max_tokens=self._last_bound, tool_choice=tool_choice,
+                                       include_usage=usage)
+        except ProviderError as exc:
+            if not (usage and exc.names_any("stream_options", "include_usage")):
+                raise
+            # a strict server that refuses the usage request: remembered, and asked again without it
+            ENDPOINTS.reject_stream_usage(client.base_url, self.model)
+            completion = client.stream(task="chat", model=self.model, messages=messages, tools=tools,
+                                       on_delta=cb.on_delta, max_tokens=self._last_bound, tool_choice=tool_choice)
         self.usage = completion.usage
         return completion
 
