@@ -14,7 +14,6 @@ is each person's own, so a teammate's promoted items must survive your promote."
 
 from __future__ import annotations
 
-import difflib
 import os
 import sqlite3
 import stat
@@ -26,7 +25,6 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.core.confine import ConfinementError, read_regular_head, refused_part
 from autopatch_tui.core.errors import AutopatchError, UsageError
-from autopatch_tui.core.instructions.files import AGENTS
 from autopatch_tui.core.instructions.section import Bullet, one_line, render_bullet, section_bullets, splice
 from autopatch_tui.core.memory.items import resolve_logical_id
 from autopatch_tui.core.paths import find_symlink, open_dir
@@ -34,6 +32,7 @@ from autopatch_tui.core.paths import find_symlink, open_dir
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
 
+AGENTS = "AGENTS.md"
 MAX_FILE_BYTES = 1024 * 1024  # an instruction file larger than this is not rewritten
 MAX_ITEMS = 500
 
@@ -65,6 +64,8 @@ class PromotePlan:
         """The unified diff of the change ("" when nothing changes)."""
         if not self.changed:
             return ""
+        import difflib  # only when a diff is shown
+
         old = (self.old_text or "").splitlines()
         lines = difflib.unified_diff(old, self.new_text.splitlines(), lineterm="",
                                      fromfile="/dev/null" if self.old_text is None else f"a/{self.shown}",
