@@ -124,8 +124,8 @@ def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
         emit_json({"path": str(plan.path), "written": written, "promoted": list(plan.promoted), "diff": plan.diff})
         return 0
     if not plan.changed:
-        say(f"{plan.shown} already holds {'this item' if len(plan.promoted) == 1 else 'these items'} as they are; "
-            "nothing to write.")
+        held = "this item as it is" if len(plan.promoted) == 1 else "these items as they are"
+        say(f"{plan.shown} already holds {held}; nothing to write.")
         return 0
     sys.stdout.write(visible(plan.diff))
     if written:
