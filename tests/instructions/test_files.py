@@ -161,3 +161,16 @@ def test_an_unchanged_file_is_not_read_again(repo: Path, monkeypatch: pytest.Mon
     os.utime(path, (stamp, stamp))  # touched: read again
     load_instructions(repo)
     assert len(reads) == 2
+
+
+def test_loops_nul_bytes_and_over_long_paths_are_passed_over(repo: Path) -> None:
+    put(repo, "AGENTS.md", "ROOT")
+    (repo / "loop").symlink_to(repo / "loop")  # a link to itself
+    (repo / "a").symlink_to(repo / "b")
+    (repo / "b").symlink_to(repo / "a")
+    (repo / "src").mkdir()
+    (repo / "src" / "AGENTS.md").symlink_to(repo / "src" / "AGENTS.md")
+    scopes = ["loop/x.py", "a/x.py", "src/x.py", "bad\x00name/x.py", "x" * 4000 + "/y.py", "/".join(["d"] * 500)]
+    got = load_instructions(repo, scopes)
+    assert got.paths == ("AGENTS.md",)
+    assert [p for p, _ in got.skipped] == ["src/AGENTS.md"]

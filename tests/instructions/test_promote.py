@@ -128,11 +128,15 @@ def test_to_outside_the_repository_is_a_usage_error(repo: Path, tmp_path: Path, 
     outside = tmp_path / "outside"
     outside.mkdir()
     (repo / "out").symlink_to(outside)
+    (repo / "loop").symlink_to(repo / "loop")
+    (repo / "README.md").write_text("# readme\n", "utf-8")
     for to in ("../elsewhere.md", str(outside / "AGENTS.md"), "out/AGENTS.md", ".git/AGENTS.md",
-               ".autopatch-j/AGENTS.md", "no-such-folder/AGENTS.md", "."):
+               ".autopatch-j/AGENTS.md", "no-such-folder/AGENTS.md", ".", "loop/AGENTS.md", "README.md/AGENTS.md",
+               "x" * 300, "d/" * 3000 + "x", "bad\x00name"):
         rc, doc, err = promote(invoke_cli, a, "--to", to, "--yes")
         assert rc == 2, (to, err)
     assert list(outside.iterdir()) == [] and not (repo / "AGENTS.md").exists()
+    assert (repo / "README.md").read_text("utf-8") == "# readme\n"
     assert not (tmp_path / "elsewhere.md").exists()
     (repo / "docs").mkdir()
     rc, doc, err = promote(invoke_cli, a, "--to", "docs/TEAM.md", "--yes")  # another file inside: fine

@@ -156,6 +156,15 @@ def clear_cache() -> None:
 # --------------------------------------------------------------------------- discovery
 
 
+def _confined(repo: Path, rel: str) -> Path | None:
+    """`confine`'s resolved path, or None for any refusal: a link that leaves the repository or
+    leads into `.git/`, a symlink loop, an over-long path, a NUL byte."""
+    try:
+        return confine(repo, rel)
+    except (ConfinementError, OSError, RuntimeError, ValueError):
+        return None
+
+
 def _lstat(path: Path) -> os.stat_result | None:
     try:
         return os.lstat(path)
@@ -182,11 +191,8 @@ def _folders(repo: Path, scope: str) -> list[tuple[str, Path]]:
             break
         name = "/".join(parts[: n + 1])
         if stat.S_ISLNK(st.st_mode):
-            try:
-                target = confine(repo, name)
-            except ConfinementError:
-                break
-            if not target.is_dir():
+            target = _confined(repo, name)
+            if target is None or not target.is_dir():
                 break
             real = target
         elif stat.S_ISDIR(st.st_mode):
@@ -206,13 +212,11 @@ def _candidate(repo: Path, folder: str, real_dir: Path, name: str) -> tuple[str,
         return None
     shown = f"{folder}/{name}" if folder else name
     if stat.S_ISLNK(st.st_mode):
-        try:
-            rel = path.relative_to(repo).as_posix()
-            target = confine(repo, rel)
-            st = os.stat(target)
-        except (ConfinementError, OSError, ValueError):
+        target = _confined(repo, path.relative_to(repo).as_posix())
+        followed = None if target is None else _lstat(target)
+        if target is None or followed is None:
             return shown, path, st  # refused: reported as not usable
-        return shown, target, st
+        return shown, target, followed
     return shown, path, st
 
 

@@ -96,17 +96,26 @@ def target_path(repo: Path, to: str | None) -> tuple[Path, str]:
         except ValueError:
             continue
     if rel is None or not rel.parts or rel.parts[0] == "..":
-        raise UsageError(f"--to is outside the repository ({root}): {text}")
+        raise UsageError(f"--to is outside the repository ({root}): {text[:200]}")
     if refused_part(rel.parts):
-        raise UsageError(f"--to is refused: {text} (never under .git/ or .autopatch-j/)")
+        raise UsageError(f"--to is refused: {text[:200]} (never under .git/ or .autopatch-j/)")
     try:
         folder = (root / rel.parent).resolve()
         folder.relative_to(root)
     except (OSError, RuntimeError, ValueError):
-        raise UsageError(f"--to is outside the repository (its folder is reached through a link): {text}") from None
-    if not folder.is_dir():
-        raise UsageError(f"--to's folder does not exist in the repository: {text}")
+        raise UsageError(f"--to's folder is not inside the repository (a link leads out of it, or loops): "
+                         f"{text[:200]}") from None
     path = root / rel
+    try:
+        if not stat.S_ISDIR(os.stat(folder).st_mode):
+            raise UsageError(f"--to's folder is not a folder: {text[:200]}")
+        os.lstat(path)
+    except FileNotFoundError:
+        if not folder.is_dir():
+            raise UsageError(f"--to's folder does not exist in the repository: {text[:200]}") from None
+    except OSError as exc:  # a name too long for the file system, a loop
+        raise UsageError(f"--to cannot be used ({os.strerror(exc.errno) if exc.errno else 'bad path'}): "
+                         f"{text[:200]}") from None
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"--to is a folder; name the file to write, e.g. {rel.as_posix()}/{AGENTS}")
     return path, rel.as_posix()
