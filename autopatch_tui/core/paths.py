@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,26 +214,39 @@ def write_private_text(path: Path, text: str, root: Path | None = None) -> None:
         ensure_private_dir(parent)
         root = parent
     dfd = open_dir(root, parent, create=True)
-    tmp = f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=dfd)
+            replace_in_folder(dfd, path.name, text.encode("utf-8"))
         except PermissionError as exc:
             raise _read_only(path, parent) from exc
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dfd)
-            except FileNotFoundError:
-                pass
-            raise
     finally:
         os.close(dfd)
+
+
+def replace_in_folder(dfd: int, name: str, data: bytes, *, mode: int = 0o600, keep_mode: int | None = None,
+                      before_replace: Callable[[], None] | None = None) -> None:
+    """Atomically replace the file `name` of the open folder `dfd` with `data`: a temp file made in
+    that folder (`O_EXCL | O_NOFOLLOW`, `mode` before the umask, or exactly `keep_mode`), written and
+    synced, then renamed over `name` (a link there is replaced, never followed). `before_replace`
+    runs just before the rename and may raise to abort; the temp file never stays behind."""
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=dfd)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if keep_mode is not None:
+                os.fchmod(fh.fileno(), keep_mode)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def move_aside(path: Path, now: float) -> Path:

@@ -27,7 +27,7 @@ from autopatch_tui.core.confine import ConfinementError, read_regular_head, refu
 from autopatch_tui.core.errors import AutopatchError, UsageError
 from autopatch_tui.core.instructions.section import Bullet, one_line, render_bullet, section_bullets, splice
 from autopatch_tui.core.memory.items import resolve_logical_id
-from autopatch_tui.core.paths import find_symlink, open_dir
+from autopatch_tui.core.paths import find_symlink, open_dir, replace_in_folder
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
@@ -114,11 +114,15 @@ def target_path(repo: Path, to: str | None) -> tuple[Path, str]:
         if not folder.is_dir():
             raise UsageError(f"--to's folder does not exist in the repository: {text[:200]}") from None
     except OSError as exc:  # a name too long for the file system, a loop
-        raise UsageError(f"--to cannot be used ({os.strerror(exc.errno) if exc.errno else 'bad path'}): "
-                         f"{text[:200]}") from None
+        raise UsageError(f"--to cannot be used ({_why(exc)}): {text[:200]}") from None
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"--to is a folder; name the file to write, e.g. {rel.as_posix()}/{AGENTS}")
     return path, rel.as_posix()
+
+
+def _why(exc: OSError) -> str:
+    """An OS error in plain words ("Permission denied", "Read-only file system")."""
+    return os.strerror(exc.errno) if exc.errno else "the system refused it"
 
 
 def _stamp(st: os.stat_result) -> _Stamp:
@@ -149,8 +153,10 @@ def _read_target(root: Path, path: Path, shown: str) -> tuple[str | None, _Stamp
         raise PromoteError(f"{shown} is read-only; nothing was changed")
     try:
         data, size = read_regular_head(path, MAX_FILE_BYTES)
-    except (ConfinementError, OSError) as exc:
-        raise PromoteError(f"{shown} cannot be read ({type(exc).__name__})") from None
+    except ConfinementError as exc:
+        raise PromoteError(f"{shown} cannot be read ({exc})") from None
+    except OSError as exc:
+        raise PromoteError(f"{shown} cannot be read ({_why(exc)})") from None
     if size > len(data):
         raise PromoteError(f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB; it is not rewritten")
     try:
@@ -255,31 +261,14 @@ def write_promotion(manager: MemoryManager, plan: PromotePlan) -> bool:
     except AutopatchError as exc:  # a link on the way: never followed
         raise PromoteError(f"{plan.shown} cannot be written: {exc}") from None
     except OSError as exc:
-        raise PromoteError(f"{plan.shown}'s folder cannot be opened ({type(exc).__name__})") from None
+        raise PromoteError(f"{plan.shown}'s folder cannot be opened ({_why(exc)})") from None
     name = plan.path.name
-    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         _check_unchanged(dfd, name, plan)
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666, dir_fd=dfd)
-        except OSError as exc:
-            raise PromoteError(f"{plan.shown} cannot be written: no write permission on its folder "
-                               f"({type(exc).__name__})") from None
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                if plan.mode is not None:
-                    os.fchmod(fh.fileno(), plan.mode)
-                fh.write(plan.new_text.encode("utf-8"))
-                fh.flush()
-                os.fsync(fh.fileno())
-            _check_unchanged(dfd, name, plan)
-            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dfd)
-            except FileNotFoundError:
-                pass
-            raise
+        replace_in_folder(dfd, name, plan.new_text.encode("utf-8"), mode=0o666, keep_mode=plan.mode,
+                          before_replace=lambda: _check_unchanged(dfd, name, plan))
+    except OSError as exc:
+        raise PromoteError(f"{plan.shown} cannot be written ({_why(exc)}); nothing was changed") from None
     finally:
         os.close(dfd)
     return True
