@@ -5,7 +5,8 @@ still what the diff was made from (`core.instructions.promote`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -53,19 +54,24 @@ class PromoteFlow:
         if not ids:
             self.screen.notify("Highlight an item (or mark some with space) to promote it.", severity="warning")
             return
+        manager = self.screen.services.manager
+        self._in_worker(lambda: plan_promotion(manager, ids), self._show, "Not promoted", "mb-promote")
+
+    def _in_worker(self, fn: Callable[[], object], done: Callable[[Any], None], title: str, group: str) -> None:
+        """Run `fn` in a thread worker; its result goes to `done` on the UI thread, a typed refusal to a
+        warning (anything else to the App's one worker-error handler)."""
         screen = self.screen
-        manager = screen.services.manager
 
         def work() -> None:
             try:
-                plan = plan_promotion(manager, ids)
+                result = fn()
             except AutopatchError as exc:
-                screen.app.call_from_thread(screen.notify, visible(str(exc)), title="Not promoted",
-                                            severity="warning", markup=False)
+                screen.app.call_from_thread(screen.notify, visible(str(exc)), title=title, severity="warning",
+                                            markup=False)
                 return
-            screen.app.call_from_thread(self._show, plan)
+            screen.app.call_from_thread(done, result)
 
-        screen.run_worker(work, thread=True, group="mb-promote", exit_on_error=False)
+        screen.run_worker(work, thread=True, group=group, exit_on_error=False)
 
     def _show(self, plan: PromotePlan) -> None:
         if not plan.changed:
@@ -77,19 +83,9 @@ class PromoteFlow:
     def _answer(self, plan: PromotePlan, yes: bool | None) -> None:
         if not yes:
             return
-        screen = self.screen
-        manager = screen.services.manager
-
-        def work() -> None:
-            try:
-                write_promotion(manager, plan)
-            except AutopatchError as exc:
-                screen.app.call_from_thread(screen.notify, visible(str(exc)), title="Not written",
-                                            severity="warning", markup=False)
-                return
-            screen.app.call_from_thread(self._written, plan)
-
-        screen.run_worker(work, thread=True, group="mb-write", exit_on_error=False)
+        manager = self.screen.services.manager
+        self._in_worker(lambda: write_promotion(manager, plan), lambda _: self._written(plan), "Not written",
+                        "mb-write")
 
     def _written(self, plan: PromotePlan) -> None:
         n = len(plan.promoted)
