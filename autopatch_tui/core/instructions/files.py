@@ -18,12 +18,13 @@ is not read again (`_CACHE`)."""
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 import stat
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from autopatch_tui.core.confine import ConfinementError, confine, read_regular_head, refused_name
 from autopatch_tui.core.instructions.section import promoted_statements
@@ -47,8 +48,7 @@ class InstructionFile:
     @property
     def folder(self) -> str:
         """The folder the file applies under ("" for the repository root)."""
-        parent = PurePosixPath(self.path).parent.as_posix()
-        return "" if parent == "." else parent
+        return self.path.rpartition("/")[0]
 
 
 @dataclass(frozen=True)
@@ -72,15 +72,19 @@ class Instructions:
             return ""
         parts = ["Project instructions: the repository's instruction files, read from disk for this request, "
                  "the root's first. A file closer to the request's files comes later and wins over an earlier one."]
-        parts += [_block(f) for f in self.files]
+        parts += self._blocks
         if self.left_out:
             parts.append(f"({len(self.left_out)} instruction file(s) farther from the request's files were left out "
                          f"for the bound ({self.bound}): {', '.join(self.left_out)})")
         return "\n".join(parts)
 
+    @functools.cached_property
+    def _blocks(self) -> list[str]:
+        return [_block(f) for f in self.files]
+
     def file_tokens(self) -> tuple[tuple[str, int], ...]:
         """(path, estimated tokens of its block in the prompt) per loaded file, in prompt order."""
-        return tuple((f.path, estimate_tokens(_block(f))) for f in self.files)
+        return tuple((f.path, estimate_tokens(b)) for f, b in zip(self.files, self._blocks))
 
     def promoted(self) -> dict[str, str]:
         """Item ID -> statement of every bullet in the promoted sections of the loaded text."""
@@ -165,7 +169,7 @@ def _confined(repo: Path, rel: str) -> Path | None:
         return None
 
 
-def _lstat(path: Path) -> os.stat_result | None:
+def _lstat(path: Path | str) -> os.stat_result | None:
     try:
         return os.lstat(path)
     except (OSError, ValueError):
@@ -177,29 +181,33 @@ def _folders(repo: Path, scope: str) -> list[tuple[str, Path]]:
     (the scope itself when it is a folder). Walked one component at a time with `lstat`; a symlink
     is resolved by `confine` and must stay inside the repository. A refused or missing component
     ends the walk (the folders above it still count)."""
-    rel = os.path.normpath(scope.strip().replace("\\", "/")) if scope.strip() else "."
-    parts = [p for p in PurePosixPath(rel).parts if p not in (".", "")]
-    if PurePosixPath(rel).is_absolute() or (parts and parts[0] == ".."):
+    text = scope.strip().replace("\\", "/")
+    if not text or text.startswith("/"):
+        return []
+    parts = [p for p in os.path.normpath(text).split("/") if p not in (".", "")]
+    if parts and parts[0] == "..":
         return []
     out: list[tuple[str, Path]] = []
-    real = repo
-    for n, part in enumerate(parts[:MAX_DEPTH]):
+    real = str(repo)
+    name = ""
+    for part in parts[:MAX_DEPTH]:
         if refused_name(part):
             break
-        st = _lstat(real / part)
+        here = real + "/" + part
+        st = _lstat(here)
         if st is None:
             break
-        name = "/".join(parts[: n + 1])
+        name = f"{name}/{part}" if name else part
         if stat.S_ISLNK(st.st_mode):
             target = _confined(repo, name)
             if target is None or not target.is_dir():
                 break
-            real = target
+            real = str(target)
         elif stat.S_ISDIR(st.st_mode):
-            real = real / part
+            real = here
         else:
             break  # the scope's file: its folders are collected
-        out.append((name, real))
+        out.append((name, Path(real)))
     return out
 
 

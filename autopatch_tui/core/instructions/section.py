@@ -121,6 +121,8 @@ def find_section(lines: Sequence[str]) -> Section | None:
 def promoted_statements(text: str) -> dict[str, str]:
     """Item ID -> the statement its bullet holds, from a file's promoted section ({} when it has
     none or its markers are broken: a broken section promotes nothing)."""
+    if BEGIN_PREFIX not in text:  # the common case: a file without a promoted section
+        return {}
     try:
         section = find_section(text.splitlines())
     except SectionError:
