@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 # kinds of parts, in prompt order
 SYSTEM = "system"
 INSTRUCTIONS = "instructions"
+CHECKPOINT = "checkpoint"
 MEMORY_MAP = "memory_map"
 HISTORY = "history"
 FILES = "files"

@@ -88,6 +88,7 @@ class RequestContext:
         self._head: tuple[str, dict] | None = None  # (system text, the system message before the Map)
         self._parts: list[pr.PromptPart] = []
         self._map_items = 0
+        self._checkpoint_tokens = 0
 
     # --- the prompt ---------------------------------------------------------------------
     def _system_head(self, system_text: str) -> dict:
@@ -105,7 +106,9 @@ class RequestContext:
             row = self.manager.store.conn().execute("SELECT checkpoint FROM threads WHERE id = ?",
                                                     (self.handle.thread_id,)).fetchone()
             if row and row[0]:
-                text += "\n\nThread checkpoint (summary of this conversation so far):\n" + row[0]
+                checkpoint = "\n\nThread checkpoint (summary of this conversation so far):\n" + row[0]
+                self._checkpoint_tokens = estimate_tokens(checkpoint)
+                text += checkpoint
         head = {"role": "system", "content": text}
         self._head = (system_text, head)
         return head
@@ -137,8 +140,11 @@ class RequestContext:
                 files_text: str) -> list[pr.PromptPart]:
         files = self.instructions.file_tokens()
         in_files = sum(t for _, t in files)
-        parts = [pr.PromptPart(pr.SYSTEM, "system prompt", max(0, estimate_tokens(head) - in_files))]
+        system = max(0, estimate_tokens(head) - in_files - self._checkpoint_tokens)
+        parts = [pr.PromptPart(pr.SYSTEM, "system prompt", system)]
         parts += [pr.PromptPart(pr.INSTRUCTIONS, path, tokens) for path, tokens in files]
+        if self._checkpoint_tokens:
+            parts.append(pr.PromptPart(pr.CHECKPOINT, "thread checkpoint", self._checkpoint_tokens))
         if rendered_map:
             n = self._map_items
             parts.append(pr.PromptPart(pr.MEMORY_MAP, f"Memory Map ({n} item{'s' if n != 1 else ''})",
