@@ -13,7 +13,6 @@ from autopatch_tui.core.agent.prompt_report import context_label, context_lines,
 from autopatch_tui.core.agent.request_context import AUTHORITY
 from autopatch_tui.core.events import PromptMeasured
 from autopatch_tui.core.instructions import files as inst
-from autopatch_tui.core.instructions import section
 from autopatch_tui.core.memory.sqlite import write_txn
 from tests.support.llm_stub import Reply
 from tests.support.recall_seed import add_turn, revise_item, seed_item
@@ -51,7 +50,7 @@ def test_the_cascade_reaches_the_prompt_in_order_ahead_of_the_map(repo, chat_mgr
     marks = [AUTHORITY, "Project instructions:", 'file="AGENTS.md"', "ROOT-RULE", 'file="src/AGENTS.md"',
              "SRC-RULE", 'file="src/net/AGENTS.md"', "NET-RULE", "CKPT-7", "Project Memory Map", item.logical_id]
     at = [system.find(m) for m in marks]
-    assert -1 not in at and at == sorted(at), list(zip(marks, at))
+    assert -1 not in at and at == sorted(at), list(zip(marks, at, strict=True))
     # the history and the message are not mixed with the instructions
     assert "ROOT-RULE" not in json.dumps(request.messages[1:])
 

@@ -37,7 +37,7 @@ def test_every_repair_request_carries_the_cascade_ahead_of_the_map(repo: Path, c
         marks = [AUTHORITY, 'file="AGENTS.md"', "ROOT-RULE", 'file="src/AGENTS.md"', "SRC-RULE",
                  "Project Memory Map", pref.logical_id]
         at = [system.find(m) for m in marks]
-        assert -1 not in at and at == sorted(at), (mode(request), list(zip(marks, at)))
+        assert -1 not in at and at == sorted(at), (mode(request), list(zip(marks, at, strict=True)))
         assert "DOCS-RULE" not in system
     stored = " ".join(f"{r['user_text']} {r['assistant_text']}" for r in turns(repo))
     assert "ROOT-RULE" not in stored and "SRC-RULE" not in stored and audit.answer in stored

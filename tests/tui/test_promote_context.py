@@ -51,7 +51,7 @@ async def until(pilot: Pilot, check, timeout: float = 20.0) -> None:
 
 
 async def test_mark_then_promote_shows_the_diff_and_writes_only_on_write(
-        repo: Path, mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings) -> None:
+        repo: Path, mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings) -> None:  # noqa: F811
     mb_populate(mb_manager, mb_clock)
     agents = repo / "AGENTS.md"
     agents.write_text("# Team\n\nHand-written rule.\n", "utf-8")
@@ -99,7 +99,7 @@ async def test_mark_then_promote_shows_the_diff_and_writes_only_on_write(
 
 
 async def test_p_typed_in_the_search_field_is_text_not_a_promotion(
-        repo: Path, mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings) -> None:
+        repo: Path, mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings) -> None:  # noqa: F811
     mb_populate(mb_manager, mb_clock)
     app = mb_app(mb_manager, settings)
     async with app.run_test(size=SIZE) as pilot:
@@ -163,7 +163,7 @@ def _plain_app(repo: Path, settings: Settings) -> AutopatchApp:
     return AutopatchApp(Services(MemoryManager.open(repo, settings, clock=clock), settings, clock=clock))
 
 
-def test_promote_dialog_snapshot(repo: Path, settings: Settings, snap_compare: Any, deterministic) -> None:
+def test_promote_dialog_snapshot(repo: Path, settings: Settings, snap_compare: Any, deterministic) -> None:  # noqa: F811
     async def run_before(pilot: Pilot) -> None:
         pilot.app.theme = "textual-dark"
         await settle(pilot)
@@ -185,7 +185,7 @@ REPORT = PromptReport(
     server_prompt_tokens=12_345, server_completion_tokens=210)
 
 
-def test_context_snapshot(repo: Path, settings: Settings, snap_compare: Any, deterministic) -> None:
+def test_context_snapshot(repo: Path, settings: Settings, snap_compare: Any, deterministic) -> None:  # noqa: F811
     async def run_before(pilot: Pilot) -> None:
         pilot.app.theme = "textual-dark"
         await settle(pilot)

@@ -84,7 +84,7 @@ class Instructions:
 
     def file_tokens(self) -> tuple[tuple[str, int], ...]:
         """(path, estimated tokens of its block in the prompt) per loaded file, in prompt order."""
-        return tuple((f.path, estimate_tokens(b)) for f, b in zip(self.files, self._blocks))
+        return tuple((f.path, estimate_tokens(b)) for f, b in zip(self.files, self._blocks, strict=True))
 
     def promoted(self) -> dict[str, str]:
         """Item ID -> statement of every bullet in the promoted sections of the loaded text."""
@@ -316,7 +316,8 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
             left_out.append(shown)
             continue
         size, tokens = len(text.encode("utf-8")), estimate_tokens(text)
-        if not truncated and used_bytes + size <= max_bytes and (max_tokens is None or used_tokens + tokens <= max_tokens):
+        fits = used_bytes + size <= max_bytes and (max_tokens is None or used_tokens + tokens <= max_tokens)
+        if not truncated and fits:
             kept.append(InstructionFile(shown, text))
             used_bytes += size
             used_tokens += tokens
