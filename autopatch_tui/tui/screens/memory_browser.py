@@ -71,7 +71,7 @@ class MemoryBrowserScreen(AppScreen):
         Binding("c", "clear", "Clear Memory", id="memory.clear"),
         Binding("r", "reload", "Reload", id="memory.reload", show=False),
         Binding("D", "duplicates", "Duplicates", id="memory.duplicates"),
-        Binding("space", "toggle_mark", "Mark", id="memory.mark"),
+        Binding("space", "toggle_mark", "Mark", id="memory.mark", show=False),  # F1 lists it; a focused Select binds space
         Binding("p", "promote", "Promote", id="memory.promote"),
     ]
 
