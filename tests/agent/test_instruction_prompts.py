@@ -124,13 +124,16 @@ def test_the_prompt_is_reported_by_part_with_the_servers_usage(repo, chat_mgr, c
     put(repo, "AGENTS.md", "REPORT-ROOT-RULE " * 40)
     put(repo, "src/AGENTS.md", "REPORT-SRC-RULE")
     put(repo, "src/a.py", "x = 1\n")
+    (repo / "src" / "sub").mkdir()
+    (repo / "src" / "sub" / "AGENTS.md").write_bytes(b"\xff\xfe U\x00T\x00F\x00-16")  # found, not read
+    put(repo, "src/sub/b.py", "y = 2\n")
     seed_item(chat_mgr.store.conn(), subject="style", statement="Prefer small functions.", recall_mode="always")
     add_turn(chat_mgr, "earlier", "answer")
     reports: list = []
     chat_mgr.events.subscribe(lambda e: reports.append(e.report) if isinstance(e, PromptMeasured) else None)
     llm_stub.script("chat", Reply(tool_calls=[("memory_search", json.dumps({"query": "style"}))]),
                     Reply(content="final answer", usage=(20_480, 512)))
-    chat.ask("explain a.py", intent="general_chat", scope_paths=["src/a.py"])
+    chat.ask("explain a.py", intent="general_chat", scope_paths=["src/a.py", "src/sub/b.py"])
     sent, final = reports[0], reports[-1]
     assert not sent.ended and final.ended and final.steps == 2
     assert final.server_prompt_tokens == 20_480 and final.server_completion_tokens == 512
@@ -146,6 +149,7 @@ def test_the_prompt_is_reported_by_part_with_the_servers_usage(repo, chat_mgr, c
     assert sum(p.tokens for p in final.parts) == final.estimated_tokens
     lines = "\n".join(context_lines(final))
     assert "src/AGENTS.md" in lines and "20,480 prompt + 512 reply" in lines
+    assert "Not read: src/sub/AGENTS.md (not UTF-8 text)." in lines
     for text in (repr(final), lines):  # figures and paths, never the text of a part
         assert "REPORT-ROOT-RULE" not in text and "explain a.py" not in text and "small functions" not in text
 

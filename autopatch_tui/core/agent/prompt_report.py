@@ -40,6 +40,7 @@ class PromptReport:
     estimated_tokens: int  # the whole prompt of the last call, as the app estimates it
     instruction_files: tuple[str, ...] = ()
     instructions_cut: bool = False
+    instructions_skipped: tuple[tuple[str, str], ...] = ()  # (path, why) of files found but not read
     map_items: int = 0
     steps: int = 0  # model calls of the request so far
     ended: bool = False  # False while the request is being sent
@@ -114,4 +115,6 @@ def context_lines(report: PromptReport | None) -> list[str]:
     lines.append(f"Window {report.window:,} tokens; {report.max_output:,} are kept for the reply.")
     if report.instructions_cut:
         lines.append("The instruction files were cut to their bound (the prompt says where).")
+    for path, why in report.instructions_skipped:
+        lines.append(f"Not read: {path} ({why}).")
     return lines

@@ -197,7 +197,8 @@ class RequestContext:
         report = pr.PromptReport(
             intent=self.intent, window=self.profile.context_window, max_output=self.profile.max_output_tokens,
             parts=tuple(parts), estimated_tokens=total, instruction_files=self.instructions.paths,
-            instructions_cut=self.instructions.cut, map_items=self._map_items, steps=loop.calls, ended=ended,
+            instructions_cut=self.instructions.cut, instructions_skipped=self.instructions.skipped,
+            map_items=self._map_items, steps=loop.calls, ended=ended,
             server_prompt_tokens=usage.prompt_tokens if usage else None,
             server_completion_tokens=usage.completion_tokens if usage else None,
             reply_tokens=estimate_tokens(run.answer) if run is not None else 0)
