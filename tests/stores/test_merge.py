@@ -149,7 +149,7 @@ def test_end_to_end_merge_moves_everything_and_keeps_the_identity_invariant(pair
     assert detail.status == "active" and detail.subject == "only in alpha"
     assert [(s.turn_id, s.quote) for s in detail.sources] == [(pair.sa["turns"][0], "remember: only in alpha")]
     assert pair.sa["items"][0].logical_id in {i.id for i in mb.list_items()}
-    assert scalar(pair.bdb, "SELECT count(*) FROM recall_terms rt JOIN memory_items m ON m.row_id = rt.item_row_id"
+    assert scalar(pair.bdb, "SELECT count(*) FROM recall_postings p JOIN memory_items m ON m.row_id = p.item_row_id"
                             " WHERE m.logical_id = ?", (pair.sa["items"][0].logical_id,)) > 0
     # the thread-scoped discussion follows its (archived) thread
     [talk] = rows(pair.bdb, "SELECT status, thread_id FROM memory_items WHERE id = ?", (pair.talk_a.revision_id,))
