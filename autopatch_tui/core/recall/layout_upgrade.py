@@ -152,19 +152,31 @@ def _record_item_postings(conn: sqlite3.Connection) -> None:
                  " WHERE f.item_row_id = m.row_id)")  # an active item that posts nothing
 
 
+_STAGED = "temp.recall_terms_staged"  # the old rows the current layout keeps, while the old table goes
+
+
 def _rebuild(conn: sqlite3.Connection) -> None:
+    """Inside a write txn. The old rows that carry over are staged in a temporary table first and the
+    old table and index dropped before the new ones are written, so the new pages reuse the freed
+    ones: the file never grows (it keeps its size, its free pages are reused as Memory grows)."""
     keyed = _add_missing_keys(conn)
-    for stmt in RECALL_DDL:
-        conn.execute(stmt)
-    current = _CURRENT_ROWS.format(r="r")
-    conn.execute(f"INSERT INTO recall_dict (term, id) SELECT term, row_number() OVER (ORDER BY term)"
-                 f" FROM (SELECT DISTINCT r.term AS term FROM {TERMS_TABLE} AS r WHERE {current})")
-    conn.execute(f"INSERT INTO recall_postings (term_id, field, item_row_id, phrase, need)"
-                 f" SELECT d.id, {_FIELD_CODE.format(c='r.field')}, r.item_row_id, r.phrase,"
-                 f" CASE WHEN r.field = 'content' THEN NULL ELSE r.need END"
-                 f" FROM {TERMS_TABLE} AS r CROSS JOIN recall_dict AS d ON d.term = r.term WHERE {current}")
+    conn.execute(f"CREATE TABLE {_STAGED} (term TEXT NOT NULL, item_row_id INTEGER NOT NULL, field INTEGER NOT NULL,"
+                 " phrase INTEGER NOT NULL, need INTEGER, PRIMARY KEY (term, item_row_id, field, phrase)) WITHOUT ROWID")
+    try:
+        conn.execute(f"INSERT INTO {_STAGED} SELECT r.term, r.item_row_id, {_FIELD_CODE.format(c='r.field')}, r.phrase,"
+                     f" CASE WHEN r.field = 'content' THEN NULL ELSE r.need END"
+                     f" FROM {TERMS_TABLE} AS r WHERE {_CURRENT_ROWS.format(r='r')} ORDER BY r.term, r.item_row_id")
+        conn.execute("DROP INDEX recall_terms_item")
+        conn.execute(f"DROP TABLE {TERMS_TABLE}")
+        for stmt in RECALL_DDL:
+            conn.execute(stmt)
+        conn.execute(f"INSERT INTO recall_dict (term, id) SELECT term, row_number() OVER (ORDER BY term)"
+                     f" FROM (SELECT DISTINCT term FROM {_STAGED})")
+        conn.execute(f"INSERT INTO recall_postings (term_id, field, item_row_id, phrase, need)"
+                     f" SELECT d.id, s.field, s.item_row_id, s.phrase, s.need"
+                     f" FROM {_STAGED} AS s CROSS JOIN recall_dict AS d ON d.term = s.term")
+    finally:
+        conn.execute(f"DROP TABLE IF EXISTS {_STAGED}")
     _record_item_postings(conn)
     conn.execute("INSERT INTO recall_meta (id, last_term_id) SELECT 1, count(*) FROM recall_dict")
-    conn.execute("DROP INDEX recall_terms_item")
-    conn.execute(f"DROP TABLE {TERMS_TABLE}")
     log.info("recall index rebuilt in the current layout (%d item(s) given phrase keys)", keyed)
