@@ -511,7 +511,7 @@ class _DeferTerms:
         return self.conn.execute(*a)
 
     def executemany(self, sql: str, rows):
-        if not sql.startswith("INSERT OR IGNORE INTO recall_postings"):
+        if not sql.startswith("INSERT OR IGNORE INTO main.recall_postings"):
             return self.conn.executemany(sql, rows)  # the dictionary: later items look their IDs up
         self.sql = sql
         self.rows.extend(rows)

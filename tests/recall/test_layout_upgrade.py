@@ -291,6 +291,37 @@ def test_a_reader_of_the_old_layout_is_not_broken_by_a_rebuild_in_another_connec
         mgr.close()
 
 
+def test_a_read_only_old_store_is_searched_as_it_is_and_left_byte_for_byte(invoke_cli, monkeypatch) -> None:
+    from tests.memory._hostile import give_to_nobody, remove_tree, tree_fingerprint, unprivileged, world_dir
+
+    base = world_dir("apj-old-ro-")
+    try:
+        repo = make_git_repo(base / "project")
+        restore_fixture(db_path(repo))
+        monkeypatch.setenv("AUTOPATCH_HOME", str(base / "home"))
+        conn = sqlite3.connect(db_path(repo))
+        conn.row_factory = sqlite3.Row
+        thread = active_thread(conn)
+        expected = {q: [r["id"] for r in naive_search(conn, RecallQuery("general_chat", ""),
+                                                      policy_for("general_chat", thread), q)] for q in QUERIES}
+        conn.close()
+        assert any(expected.values())
+        os.chmod(db_path(repo), 0o444)
+        os.chmod(db_path(repo).parent, 0o555)
+        give_to_nobody(base)
+        before = tree_fingerprint(db_path(repo).parent)
+        with unprivileged():
+            results = {q: invoke_cli("memory", "search", q, "--repo", str(repo), json=True, cwd=base) for q in QUERIES}
+            rc, status, err = invoke_cli("memory", "status", "--repo", str(repo), json=True, cwd=base)
+        assert rc == 0 and status["cause"] == "read_only", err
+        for q, (rc, out, err) in results.items():
+            assert rc == 0, err
+            assert [r["id"] for r in out["results"]] == expected[q], q
+        assert tree_fingerprint(db_path(repo).parent) == before  # nothing written, no side file
+    finally:
+        remove_tree(base)
+
+
 # --------------------------------------------------------------------------- the index itself
 
 

@@ -29,6 +29,7 @@ def restore_fixture(db: Path) -> None:
     """Write the fixture store to `db` (which must not exist); its folder gets the store's .gitignore."""
     db.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     (db.parent / ".gitignore").write_text("*\n")
+    (db.parent / ".gitignore").chmod(0o600)
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         conn.executescript(FIXTURE.read_text(encoding="utf-8"))

@@ -15,7 +15,6 @@ from autopatch_tui.core.memory.items import bump_data_version
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.memory.store_files import move_aside_odd_files
 from autopatch_tui.core.paths import StorePaths
-from autopatch_tui.core.recall import layout_upgrade
 
 DATA_TABLES = (  # children first (the recall dictionary goes too; its ID counter does not)
     "recall_postings", "recall_item_postings", "recall_dict", "item_candidates", "memory_items",
@@ -25,6 +24,8 @@ DATA_TABLES = (  # children first (the recall dictionary goes too; its ID counte
 
 def clear_healthy(conn: sqlite3.Connection, *, now: float) -> str:
     """Returns the new active thread ID."""
+    from autopatch_tui.core.recall import layout_upgrade  # the recall index's code: only when clearing
+
     thread_id = new_id("thr")
     with write_txn(conn):
         counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("threads", "turns", "memory_items")}

@@ -60,11 +60,11 @@ class Source:
         if self.text_ids or not wanted:
             return {t: t for t in wanted}
         return dict(conn.execute(
-            "SELECT d.term, d.id FROM json_each(?) AS j CROSS JOIN recall_dict AS d ON d.term = j.value",
+            "SELECT d.term, d.id FROM json_each(?) AS j CROSS JOIN main.recall_dict AS d ON d.term = j.value",
             (json.dumps(wanted, ensure_ascii=False),)).fetchall())
 
 
-INDEX = Source("recall_postings")
+INDEX = Source("main.recall_postings")  # qualified: a store attached beside it (a merge) is never read
 
 
 # --------------------------------------------------------------------------- what an item posts
@@ -126,11 +126,11 @@ def unpack(blob: bytes) -> list[int]:
 
 
 def _last_term_id(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT last_term_id FROM recall_meta WHERE id = 1").fetchone()
+    row = conn.execute("SELECT last_term_id FROM main.recall_meta WHERE id = 1").fetchone()
     if row is not None:
         return int(row[0])
     # the counter row is gone (only damage does that): the dictionary itself says what was given out
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM recall_dict").fetchone()[0])
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM main.recall_dict").fetchone()[0])
 
 
 def assign_ids(conn: sqlite3.Connection, texts: Iterable[str]) -> dict[str, int]:
@@ -141,8 +141,8 @@ def assign_ids(conn: sqlite3.Connection, texts: Iterable[str]) -> dict[str, int]
     if new:
         last = _last_term_id(conn)
         fresh = {t: last + n for n, t in enumerate(new, start=1)}
-        conn.executemany("INSERT INTO recall_dict (term, id) VALUES (?, ?)", fresh.items())
-        conn.execute("INSERT OR REPLACE INTO recall_meta (id, last_term_id) VALUES (1, ?)", (last + len(new),))
+        conn.executemany("INSERT INTO main.recall_dict (term, id) VALUES (?, ?)", fresh.items())
+        conn.execute("INSERT OR REPLACE INTO main.recall_meta (id, last_term_id) VALUES (1, ?)", (last + len(new),))
         ids.update(fresh)
     return ids
 
@@ -151,15 +151,15 @@ def index_item(conn: sqlite3.Connection, row_id: int, postings: list[Posting]) -
     """Inside a write txn: post an item revision (`item_postings`) and record its pairs."""
     ids = assign_ids(conn, (p[0] for p in postings))
     rows = [(ids[text], field, row_id, phrase, need) for text, field, phrase, need in postings]
-    conn.executemany("INSERT OR IGNORE INTO recall_postings (term_id, field, item_row_id, phrase, need)"
+    conn.executemany("INSERT OR IGNORE INTO main.recall_postings (term_id, field, item_row_id, phrase, need)"
                      " VALUES (?, ?, ?, ?, ?)", rows)
-    conn.execute("INSERT OR REPLACE INTO recall_item_postings (item_row_id, postings) VALUES (?, ?)",
+    conn.execute("INSERT OR REPLACE INTO main.recall_item_postings (item_row_id, postings) VALUES (?, ?)",
                  (row_id, pack(term_id << FIELD_BITS | field for term_id, field, *_ in rows)))
 
 
 def unindex_item(conn: sqlite3.Connection, row_id: int) -> None:
     """Inside a write txn: take every posting of an item out (its revision left `active`)."""
-    row = conn.execute("SELECT postings FROM recall_item_postings WHERE item_row_id = ?", (row_id,)).fetchone()
+    row = conn.execute("SELECT postings FROM main.recall_item_postings WHERE item_row_id = ?", (row_id,)).fetchone()
     codes: list[int] | None = None
     if row is not None and isinstance(row[0], bytes):
         try:
@@ -170,9 +170,9 @@ def unindex_item(conn: sqlite3.Connection, row_id: int) -> None:
         # no readable record of what it posted (damage, or an item written around the index):
         # one scan of the postings finds every row of the item; nothing is left behind
         log.warning("recall index: an item's postings record is missing or unreadable; scanning")
-        conn.execute("DELETE FROM recall_postings WHERE item_row_id = ?", (row_id,))
+        conn.execute("DELETE FROM main.recall_postings WHERE item_row_id = ?", (row_id,))
     else:
         mask = (1 << FIELD_BITS) - 1
-        conn.executemany("DELETE FROM recall_postings WHERE term_id = ? AND field = ? AND item_row_id = ?",
+        conn.executemany("DELETE FROM main.recall_postings WHERE term_id = ? AND field = ? AND item_row_id = ?",
                          [(code >> FIELD_BITS, code & mask, row_id) for code in codes])
-    conn.execute("DELETE FROM recall_item_postings WHERE item_row_id = ?", (row_id,))
+    conn.execute("DELETE FROM main.recall_item_postings WHERE item_row_id = ?", (row_id,))
