@@ -66,14 +66,21 @@ def _terms_rows(conn: sqlite3.Connection) -> set[tuple]:
     return set(map(tuple, conn.execute("SELECT * FROM recall_terms").fetchall()))
 
 
-def _recall(mgr: MemoryManager, conn: sqlite3.Connection, queries: list[str] = QUERIES) -> list[object]:
-    """Searches and Maps for `queries` (ordinary and repair), plus the consolidation's related items."""
+def _requests(conn: sqlite3.Connection, queries: list[str]) -> list[tuple[str, object, RecallQuery, str]]:
+    """(intent, policy, Map query, text) per query: ordinary and repair alternate, some scoped."""
     thread = active_thread(conn)
-    out: list[object] = []
+    out = []
     for n, text in enumerate(queries):
         intent = ("general_chat", "code_audit")[n % 2]
-        policy = policy_for(intent, thread)
-        q = RecallQuery(intent, text, ("src/cache/x.py",) if n % 3 == 0 else ())
+        out.append((intent, policy_for(intent, thread), RecallQuery(intent, text, ("src/cache/x.py",) if n % 3 == 0
+                                                                     else ()), text))
+    return out
+
+
+def _recall(mgr: MemoryManager, conn: sqlite3.Connection, queries: list[str] = QUERIES) -> list[object]:
+    """Searches and Maps for `queries`, plus the consolidation's related items."""
+    out: list[object] = []
+    for intent, policy, q, text in _requests(conn, queries):
         session = RecallSession(lambda: conn, RecallQuery(intent, ""), policy)
         out.append(session.search(text))
         out.append(map_keys(build_map(conn, q, policy, budget_tokens=600)))
@@ -84,12 +91,8 @@ def _recall(mgr: MemoryManager, conn: sqlite3.Connection, queries: list[str] = Q
 
 
 def _naive(conn: sqlite3.Connection, queries: list[str] = QUERIES) -> list[object]:
-    thread = active_thread(conn)
     out: list[object] = []
-    for n, text in enumerate(queries):
-        intent = ("general_chat", "code_audit")[n % 2]
-        policy = policy_for(intent, thread)
-        q = RecallQuery(intent, text, ("src/cache/x.py",) if n % 3 == 0 else ())
+    for intent, policy, q, text in _requests(conn, queries):
         out.append(naive_search(conn, RecallQuery(intent, ""), policy, text))
         out.append(map_keys(naive_map(conn, q, policy, budget_tokens=600)))
     return out

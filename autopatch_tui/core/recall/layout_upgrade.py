@@ -10,12 +10,13 @@ the room) once, the first time a process that may write the store needs it:
   the start-up path, where the phrase index used to be backfilled. Opening a store writes nothing.
 
 The rebuild is one transaction under `BEGIN IMMEDIATE`: it checks the layout again inside it (a
-process that waited for the lock finds the work done), creates the current tables, copies every
-posting (each old row becomes the same posting under its term's ID; the derived `\\x1f` rows the
-current layout does not need are left out), gives stored phrases of items written before the phrase
-index their keys, records each item's postings, and drops the old table and index. SQLite commits
-all of it or none of it: a process killed at any point leaves the old layout, which the next writer
-rebuilds. Only the derived index changes: the spec's tables and every row in them are untouched
+process that waited for the lock finds the work done), gives stored phrases of items written before
+the phrase index their keys, stages the old rows that carry over in a temporary table (each becomes
+the same posting; the derived `\\x1f` rows the current layout does not need are left out), drops the
+old table and index (so the new pages reuse the freed ones: the file does not grow), creates the
+current tables, fills them under each text's new ID, and records each item's postings. SQLite
+commits all of it or none of it: a process killed at any point leaves the old layout, which the next
+writer rebuilds. Only the derived index changes: the spec's tables and every row in them are untouched
 (this is the recall index being rebuilt, as `REINDEX` rebuilds an index, not a migration of the
 store's data or schema version).
 
@@ -46,7 +47,7 @@ _KEY, _PHRASE_POSTING = "\x1e", "\x1f"  # the first layout's derived rows start 
 _FIELD_CODE = "CASE {c} " + " ".join(f"WHEN '{n}' THEN {v}" for n, v in postings.FIELD.items()) + " END"
 # the old rows that are current postings: the five fields, minus the phrase-only posting lists
 _CURRENT_ROWS = ("{r}.field IN (" + ", ".join(f"'{n}'" for n in postings.FIELD) + ")"
-                 " AND NOT ({r}.term >= char(31) AND {r}.term < char(32))")
+                 f" AND NOT ({{r}}.term >= char({ord(_PHRASE_POSTING)}) AND {{r}}.term < char({ord(_PHRASE_POSTING) + 1}))")
 
 VIEW = "recall_terms_as_postings"
 _VIEW_SQL = (f"CREATE TEMP VIEW IF NOT EXISTS {VIEW} (term_id, field, item_row_id, phrase, need) AS"

@@ -202,6 +202,7 @@ SELECT agg.best AS best, agg.hits AS hits, agg.span AS span, """ + ", ".join(f"m
 FROM agg CROSS JOIN memory_items AS m NOT INDEXED ON m.row_id = agg.item
 WHERE m.status = 'active' AND """
 
+
 def _policy_sql(policy: RecallPolicy) -> tuple[str, dict[str, object]]:
     """The policy filter with named parameters (kinds are the fixed constants, inlined)."""
     kinds = [k for k in policy.kinds if k in _KNOWN_KINDS and k != "discussion_context"]
