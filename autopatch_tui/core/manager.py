@@ -35,7 +35,7 @@ from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import resolve_profile
 from autopatch_tui.core.memory import clear as clear_ops
 from autopatch_tui.core.memory import history
-from autopatch_tui.core.memory import job_retry
+from autopatch_tui.core.memory import job_retry, review_marks
 from autopatch_tui.core.memory import items as item_ops
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
@@ -46,9 +46,11 @@ from autopatch_tui.core.memory.models import (
     ItemDetail,
     ItemSummary,
     NewThreadResult,
+    ReviewCounts,
     StatusReport,
 )
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
+from autopatch_tui.core.memory.review_service import ReviewService
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.paths import StorePaths, write_private_text
 from autopatch_tui.core.pipeline.closing import stop_closing
@@ -113,6 +115,7 @@ class MemoryManager:
         self.memory_model, self.model_problem = build_memory_model(settings, self.client)
         identity = identity_for(repo)
         self.store = self._open_store(identity, register)
+        self.review = ReviewService(self)  # review marks, the inbox and approval mode (contracts §8)
         self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
         self._worker: BackgroundWorker | None = None
         self.turn_keepers = TurnKeepers(self._renew_turn, settings.heartbeat_seconds,
@@ -199,7 +202,7 @@ class MemoryManager:
         if not self.store.healthy:
             diagnostic = h.diagnostic or "Memory is degraded"
             if h.readable:  # read-only: the real counts, state degraded
-                report = healthy_status(self.store.read_conn(), self.paths, summary_stale=True)
+                report = self._with_review(healthy_status(self.store.read_conn(), self.paths, summary_stale=True))
                 return report.model_copy(update={"state": "degraded", "diagnostic": diagnostic, "cause": h.cause})
             return degraded_status(self.paths, h.schema_version, diagnostic, cause=h.cause)
         conn = self.store.conn()
@@ -209,7 +212,16 @@ class MemoryManager:
             self.summary_stale = True
             return degraded_status(self.paths, self.store.health.schema_version, problem,
                                    cause=self.store.health.cause)
-        return healthy_status(conn, self.paths, summary_stale=self.summary_stale)
+        return self._with_review(healthy_status(conn, self.paths, summary_stale=self.summary_stale))
+
+    def _with_review(self, report: StatusReport) -> StatusReport:
+        """§8 `review.new`; marks that cannot be read count every active item as new (as recall does)."""
+        try:
+            new = self.review.count()
+        except (OSError, AutopatchError) as exc:
+            log.info("review marks unreadable: %s", type(exc).__name__)
+            new = report.active_items
+        return report.model_copy(update={"review": ReviewCounts(new=new)})
 
     def recover(self) -> list[str]:
         """Startup recovery: open turns whose lease expired become `interrupted` and get queued."""
@@ -392,8 +404,20 @@ class MemoryManager:
                 if self._background_wanted:
                     self.worker.start()
         self.summary_stale = False
+        self._reset_review_marks()
         self.events.emit(MemoryChanged("clear"))
         return thread_id
+
+    def _reset_review_marks(self) -> None:
+        """A clear resets the review marks (they name the old generation, so they already count as
+        none; the file goes too). A non-file there is moved aside, never deleted."""
+        try:
+            moved = review_marks.reset(self.paths, self.clock.now())
+        except (OSError, AutopatchError) as exc:
+            log.warning("review marks not reset: %s", type(exc).__name__)
+            return
+        if moved is not None:
+            self.moved_aside.append(moved)
 
     def export(self, to: Path | None = None) -> Path:
         """A JSON snapshot in `.autopatch-j/memory-exports/`, or at `to` (a new file, or a new file

@@ -23,7 +23,7 @@ from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.repair.workspace import ReviewState
 
@@ -101,9 +101,9 @@ class ChatService:
         client = mgr.client
         if client is None:
             raise NoModelError(NO_MODEL_HELP)
-        policy = policy_for(intent, handle.thread_id)
         query = query or RecallQuery(intent, text, handle.scope_paths)
         conn = mgr.store.conn()
+        policy = mgr.review.policy(intent, handle.thread_id, conn)  # approval mode, as it is now
         checkpoint = ""
         if policy.include_history:
             row = conn.execute("SELECT checkpoint FROM threads WHERE id = ?", (handle.thread_id,)).fetchone()

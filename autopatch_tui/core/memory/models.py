@@ -4,6 +4,7 @@ CLI's `memory status` / `list` must not pay for importing pydantic (issue 14).""
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Literal
 
 from autopatch_tui.core.contract_shape import Contract as _Contract
@@ -82,6 +83,13 @@ class SummaryState(_Contract):
 
 
 @contract
+class ReviewCounts(_Contract):
+    """contracts §8: active revisions awaiting review (not kept)."""
+
+    new: int = 0
+
+
+@contract
 class StatusReport(_Contract):
     state: Literal["healthy", "degraded"]
     db_path: str
@@ -98,6 +106,7 @@ class StatusReport(_Contract):
     failures: list[JobFailure]
     failures_total: int = 0  # all failed/retry_wait jobs with a failure; `failures` may list fewer
     summary: SummaryState
+    review: ReviewCounts = field(default_factory=ReviewCounts)  # contracts §8
     # shown by `memory status` (text); not part of the §5 JSON document
     candidates: dict[str, int] = exclude(default_factory=dict)
 
