@@ -51,6 +51,7 @@ from autopatch_tui.core.memory.models import (
 )
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.review_service import ReviewService
+from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.paths import StorePaths, write_private_text
 from autopatch_tui.core.pipeline.closing import stop_closing
@@ -62,6 +63,7 @@ from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
 
 if TYPE_CHECKING:  # the pipeline is imported when first used: `memory status`/`list` never need it
+    from autopatch_tui.core.memory.audit import AuditReport
     from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush
     from autopatch_tui.core.pipeline.runner import PipelineRunner
     from autopatch_tui.core.pipeline.worker import BackgroundWorker
@@ -378,6 +380,15 @@ class MemoryManager:
         logical = item_ops.forget_item(self.store.conn(), item_id, now=self.clock.now())
         self.events.emit(MemoryChanged("forget"))
         return logical
+
+    def audit(self) -> AuditReport:
+        """`memory audit` (contracts §8): duplicates, conflicts and stale paths; no model, no write."""
+        from autopatch_tui.core.memory.audit import run_audit
+
+        self.require_readable()
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return run_audit(conn, self.repo)
 
     # --- whole store ---------------------------------------------------------------------
     def clear(self, *, confirm: bool) -> str:
