@@ -53,6 +53,8 @@ from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.review_service import ReviewService
 from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.memory.store import MemoryStore
+from autopatch_tui.core.memory.item_history import ItemHistory, item_history
+from autopatch_tui.core.memory.turn_memory import MemoryNote, turn_notes
 from autopatch_tui.core.paths import StorePaths, write_private_text
 from autopatch_tui.core.pipeline.closing import stop_closing
 from autopatch_tui.core.pipeline.model_io import MemoryModel
@@ -380,6 +382,23 @@ class MemoryManager:
         logical = item_ops.forget_item(self.store.conn(), item_id, now=self.clock.now())
         self.events.emit(MemoryChanged("forget"))
         return logical
+
+    def item_history(self, item_id: str) -> ItemHistory:
+        """The supersession chain around an item and, when it is not active, what happened to it."""
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return item_history(conn, item_id)
+
+    def items_containing(self, text: str, *, limit: int = 50) -> list[ItemSummary]:
+        """Active items whose subject, statement or content contain every typed word (case-folded):
+        the browser's second, labelled list beside deterministic recall."""
+        return item_ops.items_containing(self.store.read_conn(), text, limit=limit)
+
+    def turn_memory(self, turn_ids: list[str]) -> dict[str, list[MemoryNote]]:
+        """What each turn's Memory work did, for the turns whose work has landed (`turn_memory`)."""
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return turn_notes(conn, turn_ids)
 
     def audit(self) -> AuditReport:
         """`memory audit` (contracts §8): duplicates, conflicts and stale paths; no model, no write."""
