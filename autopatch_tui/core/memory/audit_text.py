@@ -34,6 +34,7 @@ PREFER_WORDS = frozenset({"prefer", "prefers", "preferred", "favor", "favour", "
 DIRECTIVES = frozenset("""
 use uses used using prefer prefers preferred favor favour choose pick always must should shall please do does
 make makes want wants need needs keep keeps let lets ever every all whenever from now going forward instead
+any anywhere everywhere again at
 """.split())
 DIRECTIVES_CJK = ("使用", "总是", "始终", "一律", "必须", "应该", "应当", "请", "都要", "永远", "以后", "一直", "所有", "要用", "用")
 
