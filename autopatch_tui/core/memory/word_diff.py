@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-_TOKEN = re.compile(r"\s+|[^\s]+")
+_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")  # whitespace runs, words, single punctuation marks
 
 Op = Literal["same", "del", "add"]
 
@@ -22,7 +22,8 @@ class Segment:
 
 def word_diff(old: str, new: str) -> list[Segment]:
     """Segments that spell `old` (same + del) and `new` (same + add), word by word: whitespace runs
-    are tokens of their own, so the texts come back exactly. Adjacent segments of one kind merge."""
+    and punctuation marks are tokens of their own ("Redis." → "Redis" "."), so the texts come back
+    exactly. Adjacent segments of one kind merge."""
     a, b = _TOKEN.findall(old), _TOKEN.findall(new)
     out: list[Segment] = []
 
