@@ -56,9 +56,9 @@ def readable_why(row: Row) -> str:
 
 
 def summary_text(report: AuditReport) -> Text:
-    return Text(f"Audit of {report.checked} active item{'s' if report.checked != 1 else ''}: "
+    return Text(f"Audit of {report.checked} active item{'s' if report.checked != 1 else ''} (no model): "
                 f"{len(report.duplicates)} duplicate group(s), {len(report.conflicts)} conflict(s), "
-                f"{len(report.stale_paths)} with stale paths — deterministic, no model (as `memory audit`)")
+                f"{len(report.stale_paths)} with stale paths")
 
 
 def card_text(d: ItemDetail | None, item_id: str, stale: tuple[str, ...]) -> Text:
@@ -83,7 +83,10 @@ def card_text(d: ItemDetail | None, item_id: str, stale: tuple[str, ...]) -> Tex
 
 
 class ItemCard(Static, can_focus=True):
-    BINDINGS = [Binding("left", "move(-1)", "Previous", show=False), Binding("right", "move(1)", "Next", show=False)]
+    BINDINGS = [Binding("left", "move(-1)", "Previous", id="audit.card_previous", show=False,
+                        tooltip="the finding's item to the left"),
+                Binding("right", "move(1)", "Next", id="audit.card_next", show=False,
+                        tooltip="the finding's item to the right")]
 
     def __init__(self, item_id: str, detail: ItemDetail | None, stale: tuple[str, ...]) -> None:
         super().__init__(card_text(detail, item_id, stale), markup=False, classes="au-card")
@@ -99,7 +102,8 @@ class ItemCard(Static, can_focus=True):
 class AuditView(Vertical):
     BINDINGS = [
         Binding("f", "forget", "Forget", id="audit.forget", tooltip="forget the focused item (asks first)"),
-        Binding("escape", "to_list", "Findings", id="audit.list", show=False),
+        Binding("escape", "to_list", "Back", id="audit.list", tooltip="from a card to the findings; from the "
+                "findings out of the browser"),
     ]
 
     def __init__(self, services: Services, **kwargs: object) -> None:
