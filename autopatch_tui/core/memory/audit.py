@@ -21,9 +21,10 @@ import sqlite3
 import subprocess
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
-from autopatch_tui.core.memory.audit_text import Clause, clauses, forbids_what_requires
+from autopatch_tui.core.memory.audit_text import Clause, clauses
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.terms import normalize_phrase
 
@@ -169,6 +170,7 @@ def _entries_overlap(a: str, b: str) -> bool:
     return path_covers(pa, pb) or path_covers(pb, pa) if pa and pb else True
 
 
+@lru_cache(maxsize=65536)
 def scopes_overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """Whether two applies-to lists can apply to one path: a whole-project item overlaps every
     item; otherwise two entries must overlap (one covers the other, or a glob's literal leading
@@ -187,23 +189,26 @@ def conflicts(items: list[_Item]) -> list[Finding]:
     found: dict[tuple[str, str], str] = {}
     # one forbids what the other requires: index positive clauses by each core word; a negative
     # clause's candidates are the positive clauses holding its first (here: any) core word
-    positives: dict[str, list[tuple[int, Clause]]] = defaultdict(list)
+    positives: dict[str, list[tuple[int, frozenset[str]]]] = defaultdict(list)
     for n, it in enumerate(project):
         for c in it.clauses:
             if not c.negative and c.core:
-                for word in set(c.core):
-                    positives[word].append((n, c))
+                words = c.words
+                for word in words:
+                    positives[word].append((n, words))
     for n, it in enumerate(project):
         for neg in it.clauses:
             if not neg.negative or not neg.core:
                 continue
-            rarest = min(neg.core, key=lambda w: len(positives.get(w, ())))
-            for m, pos in positives.get(rarest, ()):
-                other = project[m]
-                if m == n or not forbids_what_requires(neg, pos) or not scopes_overlap(it.paths, other.paths):
+            forbidden = neg.words  # inside a positive clause's words: that clause holds its rarest word
+            rarest = min(forbidden, key=lambda w: len(positives.get(w, ())))
+            for m, required in positives.get(rarest, ()):
+                if m == n or not forbidden <= required:
                     continue
-                key = tuple(sorted((it.id, other.id)))
-                found.setdefault(key, f"{other.id} requires what {it.id} forbids ({' '.join(neg.core)})")  # type: ignore[index]
+                other = project[m]
+                key = (it.id, other.id) if it.id < other.id else (other.id, it.id)
+                if key not in found and scopes_overlap(it.paths, other.paths):
+                    found[key] = f"{other.id} requires what {it.id} forbids ({' '.join(neg.core)})"  # type: ignore[index]
     # two different decisions on one subject for overlapping scopes
     by_subject: dict[str, list[_Item]] = defaultdict(list)
     for it in project:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from autopatch_tui.core.recall.terms import STOPWORDS, fold_plural
 
@@ -39,12 +40,27 @@ any anywhere everywhere again at
 DIRECTIVES_CJK = ("使用", "总是", "始终", "一律", "必须", "应该", "应当", "请", "都要", "永远", "以后", "一直", "所有", "要用", "用")
 
 _CLAUSE_END = re.compile(r"[.;!?。；！？\n]+(?:\s|$)|[。；！？\n]|\bbut\b|但是|但")
-_TOKEN = re.compile(r"[^\W_](?:[\w'’]|[.\-/:](?=\w))*|_\w*", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = re.compile(f"[{_CJK_CHARS}]+")
+_WORD = f"[^\\W{_CJK_CHARS}]"  # a word character that is not CJK
+# a CJK run, or a word (identifiers such as ast.literal_eval and src/app.py kept whole)
+_TOKEN = re.compile(f"[{_CJK_CHARS}]+|{_WORD}(?:{_WORD}|'(?={_WORD})|[.\\-/:](?={_WORD}))*")
+
+
+def _by_first(markers: tuple[tuple[str, ...], ...]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Markers by their first word, longest first: a word that starts none costs one dict lookup."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for m in sorted(markers, key=len, reverse=True):
+        out.setdefault(m[0], []).append(m)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+_NEGATIONS = _by_first(NEGATIONS_EN)
+_CONTRASTS = _by_first(CONTRASTS_EN)
 
 
 def _is_cjk(token: str) -> bool:
-    return bool(_CJK.fullmatch(token))
+    return ord(token[0]) >= 0x3040 and bool(_CJK.fullmatch(token))
 
 
 @dataclass(frozen=True)
@@ -52,24 +68,18 @@ class Clause:
     negative: bool
     core: tuple[str, ...]  # ordered, distinct
 
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset(self.core)
+
 
 def _normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold()).replace("’", "'")
 
 
 def _tokens(text: str) -> list[str]:
-    """Words and CJK runs in order (a CJK run is split off its Latin neighbours)."""
-    out: list[str] = []
-    for tok in _TOKEN.findall(text):
-        pos = 0
-        for m in _CJK.finditer(tok):
-            if m.start() > pos:
-                out.append(tok[pos:m.start()])
-            out.append(m.group())
-            pos = m.end()
-        if pos < len(tok):
-            out.append(tok[pos:])
-    return [t.strip(".-/:'") for t in out if t.strip(".-/:'")]
+    """Words and CJK runs in order (a CJK run is a token of its own, apart from Latin neighbours)."""
+    return _TOKEN.findall(text)
 
 
 def _starts(words: list[str], i: int, marker: tuple[str, ...]) -> bool:
@@ -89,6 +99,13 @@ def _cjk_terms(run: str) -> list[str]:
     return terms
 
 
+def _filler(word: str) -> bool:
+    return word in STOPWORDS or word in DIRECTIVES or (len(word) == 1 and word.isascii() and word.isalnum())
+
+
+_fold = lru_cache(maxsize=65536)(fold_plural)
+
+
 def _core(words: list[str]) -> list[str]:
     out: list[str] = []
     for w in words:
@@ -96,10 +113,10 @@ def _core(words: list[str]) -> list[str]:
             continue
         if _is_cjk(w):
             terms = _cjk_terms(w)
-        elif w in STOPWORDS or w in DIRECTIVES or len(w) == 1 and w.isascii() and w.isalnum():
+        elif _filler(w):
             continue
         else:
-            terms = [fold_plural(w)]
+            terms = [_fold(w)]
         out += [t for t in terms if t not in out]
     return out
 
@@ -124,16 +141,16 @@ def _clause(words: list[str]) -> list[Clause]:
             keep.append(w)
             i += 1
             continue
-        contrast = next((c for c in CONTRASTS_EN if _starts(words, i, c)), None)
+        contrast = next((c for c in _CONTRASTS.get(w, ()) if _starts(words, i, c)), None)
         if contrast is None and w == "over" and any(k in PREFER_WORDS for k in keep):
             contrast = ("over",)
-        if contrast is None and w == "not" and keep and not negative and _core(keep) and i > 0 \
+        if contrast is None and w == "not" and not negative and any(not _filler(k) for k in keep) and i > 0 \
                 and words[i - 1] not in ("do", "does", "must", "should", "can", "is", "are", "was", "were"):
             contrast = ("not",)  # "use spaces, not tabs"
         if contrast is not None and not negative:
             split_at = (i, len(contrast))
             break
-        neg = next((m for m in NEGATIONS_EN if _starts(words, i, m)), None)
+        neg = next((m for m in _NEGATIONS.get(w, ()) if _starts(words, i, m)), None)
         if neg is not None:
             negative = True
             i += len(neg)
@@ -147,14 +164,16 @@ def _clause(words: list[str]) -> list[Clause]:
     return [first, Clause(True, tuple(_core(rest)))]
 
 
-def clauses(statement: str) -> list[Clause]:
-    """The statement's clauses, in order (empty cores included: they keep the shape)."""
+@lru_cache(maxsize=32768)
+def clauses(statement: str) -> tuple[Clause, ...]:
+    """The statement's clauses, in order (empty cores included: they keep the shape). Cached: an
+    audit run again (the browser after a forget) reads a statement's clauses once."""
     out: list[Clause] = []
     for part in _CLAUSE_END.split(_normalize(statement)):
         words = _tokens(part)
         if words:
             out += _clause(words)
-    return out
+    return tuple(out)
 
 
 def signature(statement: str) -> tuple[tuple[bool, tuple[str, ...]], ...]:
@@ -166,4 +185,4 @@ def forbids_what_requires(negative: Clause, positive: Clause) -> bool:
     """A negative clause forbids what a positive one requires when everything it is about is part
     of what the positive clause is about ("never use tabs" / "use tabs for indentation"); a
     narrower prohibition ("don't mix tabs and spaces") does not contradict a wider rule ("use tabs")."""
-    return bool(negative.core) and set(negative.core) <= set(positive.core)
+    return bool(negative.core) and negative.words <= positive.words
