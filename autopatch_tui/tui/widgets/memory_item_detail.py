@@ -131,8 +131,13 @@ def history_text(history: ItemHistory) -> Text:
 def diff_text(segments: list[Segment], deleted: Style | str, added: Style | str) -> Text:
     """A word diff: removed words struck through, added words marked."""
     t = Text()
+    previous = None
     for seg in segments:
+        if previous is not None and previous.op == "del" and seg.op == "add" \
+                and not previous.text[-1:].isspace() and not seg.text[:1].isspace():
+            t.append(" ")  # "~~public~~ every", not "~~public~~every": the words stay apart on screen
         t.append(seg.text, style=deleted if seg.op == "del" else added if seg.op == "add" else "")
+        previous = seg
     return t
 
 
