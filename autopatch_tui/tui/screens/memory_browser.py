@@ -12,7 +12,6 @@ model text is shown as plain `Text`, never parsed as markup."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable
 from functools import partial
@@ -35,7 +34,7 @@ from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_audit import AuditView
 from autopatch_tui.tui.screens.memory_inbox import InboxView
-from autopatch_tui.tui.screens.memory_views import BrowserViews
+from autopatch_tui.tui.screens.memory_views import BrowserViews, open_turn_in_history
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, WORDS_KEY, Row
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
@@ -378,17 +377,6 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
     def _to_results(self) -> None:
         self.table.focus()
 
-    def action_duplicates(self) -> None:
-        """Find duplicate project stores (the merge dialog)."""
-        from autopatch_tui.tui.screens.merge_dialog import MergeDialog
-        from autopatch_tui.tui.screens.stores import (
-            current_store_name,
-            make_store_service,
-        )
-
-        self.app.push_screen(MergeDialog(make_store_service(self.services),
-                                         current_store=current_store_name(self.services)))
-
     def action_focus_search(self) -> None:
         self.query_one("#mb-search", Input).focus()
 
@@ -500,17 +488,3 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
     @on(Button.Pressed, "#mb-clear")
     def _clear_pressed(self) -> None:
         self.action_clear()
-
-
-async def open_turn_in_history(app: object, turn_id: str) -> None:
-    """Show the history screen and ask it to show `turn_id` (runs on the App's message loop, so
-    the browser may be popped meanwhile)."""
-    await app.run_action("show('history')")  # type: ignore[attr-defined]
-    screen = app.screen  # type: ignore[attr-defined]
-    show_turn = getattr(screen, "show_turn", None)
-    if screen.name != "history" or show_turn is None:
-        app.notify("The thread history cannot show that turn.", severity="warning")  # type: ignore[attr-defined]
-        return
-    result = show_turn(turn_id)
-    if inspect.isawaitable(result):
-        await result

@@ -334,7 +334,7 @@ class InboxView(Vertical):
         if chosen is None:
             self.app.notify("The source turn of this item no longer exists.", severity="warning")
             return
-        from autopatch_tui.tui.screens.memory_browser import open_turn_in_history
+        from autopatch_tui.tui.screens.memory_views import open_turn_in_history
 
         self.app.call_later(open_turn_in_history, self.app, chosen.source.turn_id)
 

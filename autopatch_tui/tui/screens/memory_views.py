@@ -1,10 +1,12 @@
 """The Memory browser's three views — "To review (N)" (the inbox), "Items", "Audit" — and how it
 switches between them: the tabs, F4 pressed on the browser (the next view), and opening on the
-inbox while items await review. A mixin of `MemoryBrowserScreen` (which provides `services`,
+inbox while items await review; and what every view reaches: the duplicate-store dialog and the
+jump to a source turn in the history. A mixin of `MemoryBrowserScreen` (which provides `services`,
 `healthy`, `table`, `_run`)."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 
 from textual.widgets import ContentSwitcher, Tab, Tabs
@@ -76,3 +78,27 @@ class BrowserViews:
     def on_inbox_view_counted(self, event: InboxView.Counted) -> None:
         self._set_count(event.count)
 
+    def action_duplicates(self) -> None:
+        """Find duplicate project stores (the merge dialog)."""
+        from autopatch_tui.tui.screens.merge_dialog import MergeDialog
+        from autopatch_tui.tui.screens.stores import (
+            current_store_name,
+            make_store_service,
+        )
+
+        self.app.push_screen(MergeDialog(make_store_service(self.services),
+                                         current_store=current_store_name(self.services)))
+
+
+async def open_turn_in_history(app: object, turn_id: str) -> None:
+    """Show the history screen and ask it to show `turn_id` (runs on the App's message loop, so
+    the browser may be popped meanwhile)."""
+    await app.run_action("show('history')")  # type: ignore[attr-defined]
+    screen = app.screen  # type: ignore[attr-defined]
+    show_turn = getattr(screen, "show_turn", None)
+    if screen.name != "history" or show_turn is None:
+        app.notify("The thread history cannot show that turn.", severity="warning")  # type: ignore[attr-defined]
+        return
+    result = show_turn(turn_id)
+    if inspect.isawaitable(result):
+        await result
