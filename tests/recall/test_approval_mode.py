@@ -8,14 +8,16 @@ ever appears or can be read."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
-from autopatch_tui.core.memory import change_journal, review_marks
+from autopatch_tui.core.memory import change_journal, review, review_marks
 from autopatch_tui.core.memory.item_writes import insert_revision
 from autopatch_tui.core.memory.items import bump_data_version
 from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.recall import memo as recall_memo
 from autopatch_tui.core.recall import memory_map, standing_carry
 from autopatch_tui.core.recall.cli_search import search_memory
 from autopatch_tui.core.recall.memory_map import build_map
@@ -29,8 +31,10 @@ INTENTS = ("general_chat", "code_explain", "code_audit", "patch_explain", "zero_
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
     standing_carry.clear()
+    review.clear_carried()
     yield
     standing_carry.clear()
+    review.clear_carried()
 
 
 def active_rows(conn) -> dict[int, tuple[str, str]]:
@@ -64,8 +68,8 @@ def test_no_unreviewed_item_is_ever_recalled_in_review_mode(manager, seed: int) 
     for n, (text, paths) in enumerate(queries):
         intent = INTENTS[n % len(INTENTS)]
         policy = manager.review.policy(intent, threads[n % len(threads)], conn)
-        unreviewed = {rows[r][1] for r in policy.hidden}
-        assert policy.hidden == {r for r in rows if rows[r][0] not in manager.review.kept()}
+        unreviewed = {rows[r][1] for r in policy.hidden if r in rows}
+        assert policy.hidden & set(rows) == {r for r in rows if rows[r][0] not in manager.review.kept()}
         q = RecallQuery(intent, text, paths)
         mm = build_map(conn, q, policy, budget_tokens=4000)
         assert map_keys(mm) == map_keys(naive_map(conn, q, policy, budget_tokens=4000)), (text, intent)
@@ -94,6 +98,7 @@ def test_auto_mode_hides_nothing_and_review_mode_hides_exactly_the_unkept(manage
     assert manager.review.policy("code_audit", None, conn).hidden == frozenset(rows)  # nothing kept yet
     keep_rows(manager, set(list(rows)[:10]))
     assert manager.review.policy("code_audit", None, conn).hidden == frozenset(list(rows)[10:])
+    assert review.carry_stats["carried"] >= 1  # the keep moved ten rows, no rebuild
 
 
 def _tabs_item(conn, n: int, mode: str, paths=()) -> str:
@@ -186,3 +191,46 @@ def test_the_marks_of_another_store_generation_count_as_none(manager) -> None:
     manager.paths.review_marks.unlink()
     manager.paths.review_marks.write_text(text)
     assert manager.review.count() == 1
+
+
+def test_the_carried_unreviewed_set_equals_a_rebuild_after_random_writes_and_keeps(manager) -> None:
+    """The unreviewed set carried across item writes and keeps (by the rows written since and the marks
+    added or removed) equals, among the active rows, a set built from scratch — after creates,
+    revisions, forgets, keeps, and a marks file replaced from outside (marks removed)."""
+    conn = manager.store.conn()
+    rng = random.Random(21)
+    made = [_tabs_item(conn, n, rng.choice(("always", "on_match"))) for n in range(100, 130)]
+    manager.review.set_approval("review", persist=False)
+    manager.review.policy("general_chat", None, conn)  # the first set: built
+    for step in range(40):
+        action = rng.choice(("create", "keep", "forget", "revise", "unmark"))
+        live = [i for i in made if manager.show_item(i).status == "active"]
+        if action == "create" or not live:
+            made.append(_tabs_item(conn, 200 + step, rng.choice(("always", "on_match"))))
+        elif action == "keep":
+            manager.review.keep(rng.sample(live, min(3, len(live))))
+        elif action == "forget":
+            manager.forget(rng.choice(live))
+        elif action == "revise":
+            target = rng.choice(live)
+            with change_journal.tracked(conn), write_txn(conn):
+                row = conn.execute("SELECT row_id, revision, subject FROM memory_items WHERE logical_id = ?"
+                                   " AND status = 'active'", (target,)).fetchone()
+                conn.execute("UPDATE memory_items SET status = 'superseded' WHERE row_id = ?", (row[0],))
+                change_journal.note_retired(conn, row[0])
+                conn.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (row[0],))
+                insert_revision(conn, fields(subject=row[2], statement=f"Revised {step}.", keywords=("tabs",)),
+                                logical_id=target, revision=row[1] + 1, now=3000.0 + step)
+                bump_data_version(conn)
+        elif manager.paths.review_marks.exists():  # another process rewrote the marks with fewer
+            doc = json.loads(manager.paths.review_marks.read_text())
+            doc["kept"] = doc["kept"][: len(doc["kept"]) // 2]
+            manager.paths.review_marks.unlink()
+            manager.paths.review_marks.write_text(json.dumps(doc))
+        carried = manager.review.policy("general_chat", None, conn).hidden
+        review.clear_carried()
+        recall_memo.clear()  # nothing memoized either: built from scratch
+        rebuilt = manager.review.policy("general_chat", None, conn).hidden
+        active = set(active_rows(conn))
+        assert carried & active == rebuilt & active == rebuilt, (step, action)
+    assert review.carry_stats["carried"] > 0

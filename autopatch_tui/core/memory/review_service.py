@@ -95,7 +95,7 @@ class ReviewService:
         conn = self._mgr.store.read_conn()
         with read_txn(conn):
             kept = self.kept(conn)
-            rows = conn.execute("SELECT m.logical_id, m.id FROM json_each(?) j JOIN memory_items m"
+            rows = conn.execute("SELECT m.logical_id, m.id FROM json_each(?) j CROSS JOIN memory_items m"
                                 " ON m.logical_id = j.value AND m.status = 'active'",
                                 (review._kept_json(frozenset(item_ids)),)).fetchall()
         return {r[0]: "kept" if r[1] in kept else "new" for r in rows}
