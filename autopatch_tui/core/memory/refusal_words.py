@@ -1,35 +1,37 @@
 """The gate's refusal rules in plain words, for the line a chat turn shows ("not remembered ·
-one-off request"). One table for every rule an extraction verdict (`memory_jobs.failure_rule`,
-`rule:count` pairs joined by `.`) can name; an unknown rule still reads as words."""
+one-off request"): one table for every rule an extraction verdict can name (the words of the table
+"Every rule an extraction refusal can carry" in docs/memory.md), and a readable fallback for a rule
+it does not know. Reading a verdict is `refusals.parse_verdict`."""
 
 from __future__ import annotations
 
 import re
 
 RULE_WORDS: dict[str, str] = {
-    # provenance and validation (extraction_rules.py)
-    "current_batch_source": "not said in this turn",
     "one_off_scope": "one-off request",
-    "discussion_assistant_source": "only the assistant said it",
-    "adopted_needs_assistant_and_user": "a proposal needs both its text and your confirmation",
-    "apply_only": "only an apply or an okay",
-    "inferred_evidence": "not repeated often enough to learn from",
-    # the semantic gate (semantic_gate.py)
-    "empty_identity": "nothing to remember",
-    "quote_without_word": "no words to cite",
-    "discussion_origin": "an open question has to be your own",
-    "inferred_counter_example": "you kept the original elsewhere",
     "code_fact": "a fact about the code, not a decision",
-    "undecided": "not decided yet",
-    "user_question": "a question, not a decision",
+    "hedged": "a maybe, not a decision",
+    "undecided": "still an open point",
+    "user_question": "a question, or a one-time request",
     "request_for_info": "a request for information",
-    "hedged": "tentative, not a decision",
     "acknowledgement_only": "only an acknowledgement",
-    "off_meaning": "the words cited do not say it",
-    "assistant_conclusion": "the assistant's conclusion, not yours",
+    "no_directive": "not an instruction, a decision or a preference",
+    "off_meaning": "the quoted words do not say this",
+    "assistant_conclusion": "only the assistant concluded it",
+    "not_confirmed": "the reply did not accept the proposal",
+    "not_a_proposal": "the assistant asked or reported; it proposed nothing",
+    "discussion_not_open": "not an open question you raised",
+    "discussion_origin": "a discussion rests on your own words only",
+    "discussion_assistant_source": "a discussion rests on your own words only",
+    "cjk_decision_needs_english_alias": "a Chinese decision without an English search phrase for its action",
+    "current_batch_source": "none of your words from this turn support it",
+    "apply_only": "you only applied a patch",
+    "adopted_needs_assistant_and_user": "an adoption needs the proposal and your reply",
+    "inferred_evidence": "a repeated correction without enough evidence",
+    "inferred_counter_example": "a repeated correction you contradicted later",
+    "empty_identity": "no subject, statement or quoted words",
+    "quote_without_word": "no subject, statement or quoted words",
 }
-
-_PAIR = re.compile(r"^([a-z0-9_]+):([0-9]+)$")
 
 
 def rule_words(rule: str) -> str:
@@ -39,14 +41,3 @@ def rule_words(rule: str) -> str:
         return words
     text = " ".join(part for part in re.split(r"[_\-]+", rule) if part)
     return f"refused ({text})" if text else "refused"
-
-
-def parse_verdict(verdict: str | None) -> list[tuple[str, int]]:
-    """`one_off_scope:2.undecided:1` → [("one_off_scope", 2), ("undecided", 1)]; anything that is
-    not such a pair is skipped (a damaged store never breaks the chat)."""
-    out: list[tuple[str, int]] = []
-    for part in (verdict or "").split("."):
-        m = _PAIR.match(part)
-        if m:
-            out.append((m.group(1), int(m.group(2))))
-    return out

@@ -18,7 +18,8 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from autopatch_tui.core.memory.refusal_words import parse_verdict, rule_words
+from autopatch_tui.core.memory.refusal_words import rule_words
+from autopatch_tui.core.memory.refusals import parse_verdict
 from autopatch_tui.core.memory.review import previous_revisions
 
 TERMINAL = ("succeeded", "succeeded_no_output", "failed")
@@ -84,7 +85,7 @@ def _notes(conn: sqlite3.Connection, job: sqlite3.Row, cands: list[sqlite3.Row])
         elif c["status"] == "suppressed":
             notes.append(MemoryNote("not_remembered", reason="its Memory job did not finish (F5 shows the jobs)"))
     if job["failure_category"] is None:
-        for rule, count in parse_verdict(job["failure_rule"]):
+        for rule, count in parse_verdict(job["failure_rule"]).items():
             notes.append(MemoryNote("not_remembered", reason=rule_words(rule), count=count))
     elif job["status"] == "failed":
         notes.append(MemoryNote("failed", reason="Memory could not process this turn (F5 shows the job)"))
