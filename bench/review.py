@@ -36,7 +36,7 @@ import recall as recall_bench  # noqa: E402  (bench/recall.py: the stores and th
 
 from autopatch_tui.core.manager import MemoryManager  # noqa: E402
 from autopatch_tui.core.memory import change_journal, review_marks  # noqa: E402
-from autopatch_tui.core.memory.item_writes import insert_revision  # noqa: E402
+from autopatch_tui.core.memory.item_writes import insert_revision, unindex  # noqa: E402
 from autopatch_tui.core.memory.items import bump_data_version  # noqa: E402
 from autopatch_tui.core.memory.sqlite import write_txn  # noqa: E402
 from autopatch_tui.core.recall.memory_map import build_map  # noqa: E402
@@ -131,7 +131,8 @@ def measure_maps(mgr: MemoryManager, threads: list[str], queries: int) -> dict[s
     out["after_write"] = _stats(*_maps(mgr, requests, a_write))
     with write_txn(conn):  # the cached store stays as it was built
         marks = ",".join("?" * len(added))
-        conn.execute(f"DELETE FROM recall_terms WHERE item_row_id IN ({marks})", added)
+        for row_id in added:
+            unindex(conn, row_id)
         conn.execute(f"DELETE FROM memory_items WHERE row_id IN ({marks})", added)
         bump_data_version(conn)
     mgr.review.set_approval("auto", persist=False)

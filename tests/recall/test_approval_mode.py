@@ -14,7 +14,7 @@ import random
 import pytest
 
 from autopatch_tui.core.memory import change_journal, review, review_marks
-from autopatch_tui.core.memory.item_writes import insert_revision
+from autopatch_tui.core.memory.item_writes import insert_revision, retire_revision
 from autopatch_tui.core.memory.items import bump_data_version
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.recall import memo as recall_memo
@@ -147,9 +147,7 @@ def test_a_revision_of_a_kept_item_is_hidden_again_until_kept(manager) -> None:
     with change_journal.tracked(conn), write_txn(conn):  # consolidation's `revise`
         old = conn.execute("SELECT row_id FROM memory_items WHERE logical_id = ? AND status = 'active'",
                            (logical,)).fetchone()[0]
-        conn.execute("UPDATE memory_items SET status = 'superseded' WHERE row_id = ?", (old,))
-        change_journal.note_retired(conn, old)
-        conn.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (old,))
+        retire_revision(conn, old, status="superseded", replaced_by=None, now=2000.0)
         insert_revision(conn, fields(subject="tabs rule 7", statement="Use tabs, revised.", keywords=("tabs",)),
                         logical_id=logical, revision=2, now=2000.0)
         bump_data_version(conn)
@@ -216,9 +214,7 @@ def test_the_carried_unreviewed_set_equals_a_rebuild_after_random_writes_and_kee
             with change_journal.tracked(conn), write_txn(conn):
                 row = conn.execute("SELECT row_id, revision, subject FROM memory_items WHERE logical_id = ?"
                                    " AND status = 'active'", (target,)).fetchone()
-                conn.execute("UPDATE memory_items SET status = 'superseded' WHERE row_id = ?", (row[0],))
-                change_journal.note_retired(conn, row[0])
-                conn.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (row[0],))
+                retire_revision(conn, row[0], status="superseded", replaced_by=None, now=3000.0 + step)
                 insert_revision(conn, fields(subject=row[2], statement=f"Revised {step}.", keywords=("tabs",)),
                                 logical_id=target, revision=row[1] + 1, now=3000.0 + step)
                 bump_data_version(conn)
