@@ -56,6 +56,14 @@ class StorePaths:
     def gitignore(self) -> Path:
         return self.state_dir / GITIGNORE_NAME
 
+    @property
+    def review_marks(self) -> Path:
+        return self.state_dir / C.REVIEW_MARKS_NAME
+
+    @property
+    def review_lock(self) -> Path:
+        return self.state_dir / C.REVIEW_LOCK_NAME
+
     def db_artifacts(self) -> list[Path]:
         """memory.db and its side files (-wal, -shm, -journal)."""
         return [self.db] + [self.db.with_name(self.db.name + s) for s in C.DB_SIDE_SUFFIXES]
@@ -63,7 +71,8 @@ class StorePaths:
     def opened_paths(self) -> list[Path]:
         """Everything the app opens or writes under `.autopatch-j/` (the legacy memory.json is
         never opened), folder first."""
-        return [self.state_dir, *self.db_artifacts(), self.exports_dir, self.summary, self.gitignore]
+        return [self.state_dir, *self.db_artifacts(), self.exports_dir, self.summary, self.gitignore,
+                self.review_marks, self.review_lock]
 
     @classmethod
     def for_db(cls, db_path: Path) -> StorePaths:

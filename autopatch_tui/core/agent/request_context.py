@@ -36,7 +36,7 @@ from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.llm.tokens import REPLY_PRIMING_TOKENS, estimate_messages_tokens, estimate_tokens
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.promoted import promoted_rows
-from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 
 if TYPE_CHECKING:
@@ -82,7 +82,8 @@ class RequestContext:
         self.handle = handle
         self.intent = intent
         self.query = query
-        self.policy = policy_for(intent, handle.thread_id)
+        # the intent's immutable policy, with what approval mode hides now (contracts §8)
+        self.policy = manager.review.policy(intent, handle.thread_id, manager.store.conn())
         self.session = RecallSession(manager.store.conn, query, self.policy)
         self.instructions = Instructions()
         self._head: tuple[str, dict] | None = None  # (system text, the system message before the Map)
