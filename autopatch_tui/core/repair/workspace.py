@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair import drafts_file
-from autopatch_tui.core.repair.findings import Finding, PatchDraft
+from autopatch_tui.core.repair.findings import Finding, PatchDraft, bounded
 from autopatch_tui.core.repair.patching import DraftError, Edit, digest, read_text, rebase_draft
 from autopatch_tui.core.repair.scanner import ScanReport
 
@@ -112,7 +112,7 @@ class AuditWorkspace:
     def set_failed(self, finding_id: str, reason: str) -> None:
         with self._lock:
             state = self.get(finding_id)
-            state.status, state.failure = FAILED, reason
+            state.status, state.failure = FAILED, bounded(reason)
             self._changed()
 
     def pending_patch(self, finding_id: str) -> FindingState:
@@ -149,7 +149,7 @@ class AuditWorkspace:
     def set_verification(self, finding_id: str, outcome: str, note: str = "") -> None:
         with self._lock:
             state = self.get(finding_id)
-            state.verification, state.verification_note = outcome, note
+            state.verification, state.verification_note = outcome, bounded(note)
             self._changed()
 
     def rebase_after_apply(self, applied_id: str, edit: Edit, current: str) -> tuple[list[str], list[str]]:
@@ -195,7 +195,8 @@ class AuditWorkspace:
                     continue
                 draft = rebase_draft(state.draft, current) if current is not None else None
                 if draft is None:
-                    state.status, state.failure = STALE, f"{state.draft.path} changed since the patch was drafted"
+                    state.status = STALE
+                    state.failure = bounded(f"{state.draft.path} changed since the patch was drafted")
                     stale.append(fid)
                 else:
                     state.draft = draft
