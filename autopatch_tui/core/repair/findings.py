@@ -47,3 +47,4 @@ class PatchDraft:
     diff: str
     revision: int = 1  # 1 for the first draft; +1 each accepted `patch_revise`
     base_digest: str = ""  # sha256 of the file text the diff was made against (a restart re-checks it)
+    result_digest: str = ""  # sha256 of that text with the edit made (a restart tells an applied patch)

@@ -135,7 +135,7 @@ def make_draft(repo: Path, finding: Finding, *, finding_id: str, old_text: str, 
     diff = unified_diff(finding.path, current, after)
     if len(diff) > MAX_DIFF_CHARS:  # not reached by a file within the size limit; the saved audit's bound
         raise DraftError(f"the diff would be over {MAX_DIFF_CHARS} characters")
-    return PatchDraft(finding.id, finding.path, old_text, new_text, diff, revision, digest(current))
+    return PatchDraft(finding.id, finding.path, old_text, new_text, diff, revision, digest(current), digest(after))
 
 
 def check_syntax(path: str, before: str, after: str) -> None:
@@ -178,10 +178,18 @@ class Edit:
         return range(self.start_line, self.new_end + 1)
 
 
+def holds_result(current: str, draft: PatchDraft) -> bool:
+    """Does `current` already hold the draft's new text where its old text is (the old text is part
+    of the new one, and the edit was made)? Applying it again would make the edit twice."""
+    at, inner = current.find(draft.old_text), draft.new_text.find(draft.old_text)
+    return at >= 0 and inner >= 0 and at >= inner and current.startswith(draft.new_text, at - inner)
+
+
 def rebase_draft(draft: PatchDraft, current: str) -> PatchDraft | None:
-    """`draft` against the file as it is now (after another draft was applied), with a fresh diff;
-    None when its old text no longer occurs exactly once or the result would not parse."""
-    if current.count(draft.old_text) != 1:
+    """`draft` against the file as it is now (after another draft was applied, or after a restart),
+    with a fresh diff; None when its old text no longer occurs exactly once, the file already holds
+    its result, or the result would not parse."""
+    if current.count(draft.old_text) != 1 or holds_result(current, draft):
         return None
     after = current.replace(draft.old_text, draft.new_text, 1)
     try:
@@ -192,7 +200,7 @@ def rebase_draft(draft: PatchDraft, current: str) -> PatchDraft | None:
     diff = unified_diff(draft.path, current, after)
     if len(diff) > MAX_DIFF_CHARS:
         return None
-    return replace(draft, diff=diff, base_digest=digest(current))
+    return replace(draft, diff=diff, base_digest=digest(current), result_digest=digest(after))
 
 
 def read_text(repo: Path, rel: str) -> str:
