@@ -180,3 +180,31 @@ def test_the_apps_session_start_sweeps_a_killed_applys_leftover(repo: Path, sett
     finally:
         services.manager.close()
     assert listing(temp_dir(repo)) == [] and listing(src.parent) == ["load.py"]
+
+
+def test_a_bind_mount_inside_the_repository_is_written_beside_the_file(repo: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bind mount has the same st_dev as the repository, yet a rename across it fails with EXDEV:
+    the write goes beside the file instead (review of r24, finding 6)."""
+    import errno
+
+    src = write(repo, "sub/a.py", SWALLOW)
+    os.chmod(src, 0o640)
+    finding = Finding("F1", "sub/a.py", 4, "S110", "swallows", tool="ruff")
+    draft = make_draft(repo, finding, finding_id="F1", old_text="        pass\n", new_text="        raise\n")
+    real = os.replace
+    seen: list[tuple[str, str]] = []
+
+    def across_mounts(src_name: str, dst_name: str, *, src_dir_fd: int | None = None,
+                      dst_dir_fd: int | None = None) -> None:
+        seen.append((src_name, dst_name))
+        if os.path.samestat(os.fstat(src_dir_fd), os.fstat(dst_dir_fd)):  # type: ignore[arg-type]
+            return real(src_name, dst_name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(patch_files.os, "replace", across_mounts)
+    apply_draft(repo, draft)  # was: "cannot write sub/a.py (exdev); the file is unchanged"
+    assert src.read_text(encoding="utf-8") == SWALLOW.replace("pass", "raise")
+    assert oct(src.stat().st_mode & 0o777) == "0o640"
+    assert [s for s, _ in seen][0].startswith("patch-") and [s for s, _ in seen][1].startswith(".a.py.autopatch-")
+    assert listing(src.parent) == ["a.py"] and listing(temp_dir(repo)) == []  # no temp file, no marker
