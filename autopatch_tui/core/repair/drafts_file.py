@@ -2,17 +2,17 @@
 restart (issue #20 item 4).
 
 Like every file of ours under `.autopatch-j/` (contracts §1): private (0600 in a 0700 folder),
-written atomically (a temporary file and a rename, relative to the folder's descriptor), never
-through a link — a symlink on the way, or a file with a second hard link, is not read — and
-bounded (MAX_BYTES; a larger audit is not kept and the app says so). The file holds the audit's
-findings, their states and drafts, the thread it belongs to, and for each draft the fingerprint of
-the file text it was made against and of that text with the edit made (a draft belongs to its
-finding: same ID, same file); it is validated (pydantic, every field bounded) when read back —
-and before it is written, with the same model, so a file `save` writes is one `load` reads: what
-does not fit is not kept, and the app says so (quitting then asks first). The bounds are those of
-what the product makes (a repository path, a finding message, a diff of a file at the size limit).
-It is runtime state of one audit, not Memory: `/new` and `/reset` remove it, and it is never read
-by Memory or sent to a model."""
+written atomically (a temporary file in `.autopatch-j/tmp/`, where the start's sweep removes what a
+kill leaves, and a rename relative to the folders' descriptors), never through a link — a symlink
+on the way, or a file with a second hard link, is not read — and bounded (MAX_BYTES; a larger audit
+is not kept and the app says so). The file holds the audit's findings, their states and drafts, the
+thread it belongs to, and for each draft the fingerprint of the file text it was made against and
+of that text with the edit made (a draft belongs to its finding: same ID, same file); it is
+validated (pydantic, every field bounded) when read back — and before it is written, with the same
+model, so a file `save` writes is one `load` reads: what does not fit is not kept, and the app says
+so (quitting then asks first). The bounds are those of what the product makes (a repository path, a
+finding message, a diff of a file at the size limit). It is runtime state of one audit, not Memory:
+`/new` and `/reset` remove it, and it is never read by Memory or sent to a model."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from autopatch_tui.core.confine import MAX_PATH_BYTES
 from autopatch_tui.core.errors import AutopatchError, UnsafePathError
-from autopatch_tui.core.paths import StorePaths, open_dir, write_private_text
+from autopatch_tui.core.paths import StorePaths, open_dir
 from autopatch_tui.core.repair.findings import MAX_MESSAGE_CHARS, Finding, PatchDraft
+from autopatch_tui.core.repair.patch_files import save_private
 from autopatch_tui.core.repair.patching import MAX_DIFF_CHARS
 from autopatch_tui.core.repair.scanner import MAX_SCAN_FILES
 
@@ -162,7 +163,7 @@ def save(repo: Path, doc: dict) -> None:
     from autopatch_tui.core.memory.store_files import ensure_gitignore  # git never sees .autopatch-j/
 
     try:
-        write_private_text(path_of(repo), text, root=repo)
+        save_private(repo, FILE_NAME, text.encode("utf-8"))  # a kill's leftover is swept at the next start
         ensure_gitignore(StorePaths(repo))
     except (OSError, UnsafePathError) as exc:
         raise DraftsFileError(f"the open audit's drafts could not be saved ({_why(exc)}); they are not kept "
@@ -170,7 +171,7 @@ def save(repo: Path, doc: dict) -> None:
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, UnsafePathError):
+    if isinstance(exc, (UnsafePathError, PermissionError)):
         return "a link or a read-only folder under .autopatch-j/"
     return type(exc).__name__
 

@@ -6,7 +6,8 @@ whole `.autopatch-j/`) and renamed over the source file with `os.replace` — at
 folder is on the same file system as the repository. When it is not (a mount inside the
 repository: another device, or a bind mount of the same one, where the rename fails with EXDEV),
 the temporary file goes beside the source, and a marker in `.autopatch-j/tmp/` names it, so a
-crash's leftover is still found. `sweep` removes what a killed process left there (its process is gone); the app
+crash's leftover is still found. The saved audit (`drafts_file`) is written the same way
+(`save_private`). `sweep` removes what a killed process left there (its process is gone); the app
 calls it at start and on `/reset`.
 
 Nothing here follows a link below the repository (`paths.open_dir`), and every failure is a
@@ -35,7 +36,7 @@ MAX_MARKER_BYTES = 4096
 STALE_SECONDS = 24 * 3600  # a leftover of another host (a shared folder) is swept after a day
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
-_TEMP = re.compile(r"^patch-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})\.tmp$")
+_TEMP = re.compile(r"^(?:patch|state)-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})\.tmp$")
 _MARKER = re.compile(r"^beside-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})$")
 _BESIDE = re.compile(r"^\..+\.autopatch-([0-9]+)-([0-9a-f]{8})\.tmp$")
 
@@ -159,6 +160,23 @@ def replace_file(repo: Path, target: Path, data: bytes, mode: int) -> None:
         if private_fd is not None:
             os.close(private_fd)
         os.close(folder_fd)
+
+
+def save_private(repo: Path, name: str, data: bytes) -> None:
+    """Atomically replace `.autopatch-j/<name>` with `data` (0600; never through a link). Its
+    temporary file is made in `.autopatch-j/tmp/`, named like a patch write's, so what a kill
+    leaves there is swept the same way. Raises OSError or `UnsafePathError`."""
+    state_fd = open_dir(repo, StorePaths(repo).state_dir, create=True)
+    try:
+        tmp_fd = open_dir(repo, temp_dir(repo), create=True)
+        try:
+            tmp_name = f"state-{_HOST}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            replace_with(new_private_file(tmp_fd, tmp_name), data, tmp_name=tmp_name, tmp_dir_fd=tmp_fd, name=name,
+                         dir_fd=state_fd, mode=0o600)
+        finally:
+            os.close(tmp_fd)
+    finally:
+        os.close(state_fd)
 
 
 def _write_marker(dir_fd: int, name: str, rel: str) -> None:
