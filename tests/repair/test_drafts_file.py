@@ -194,3 +194,19 @@ def test_a_patch_applied_and_then_edited_around_is_stale_not_offered_again(repo:
     later, note = restarted(repo)
     assert later.require().get("F1").status == "stale" and later.pending_patches() == 0
     assert "Stale (their text changed): F1" in note
+
+
+def test_a_saved_audit_of_an_earlier_thread_is_closed_and_the_start_says_what_went(repo: Path) -> None:
+    """Review of r24, finding 8: after `autopatch-tui new` (CLI) the next start dropped the saved
+    drafts without a word."""
+    write(repo, "a.py", CODE)
+    finding = Finding("F1", "a.py", 4, "S110", "try-except-pass", tool="ruff")
+    ws = AuditWorkspace.from_report("scan-1", (), ScanReport(files=1, findings=[finding]), thread_id="thr-old")
+    saving(repo, ws)
+    ws.set_draft(make_draft(repo, finding, finding_id="F1", old_text="        pass\n", new_text="        raise\n"))
+    later = ReviewState()
+    later.persist_to(repo)
+    assert later.restore("thr-new") == ("The saved audit of an earlier thread was closed; 1 pending patch(es) were "
+                                        "not applied.")
+    assert later.workspace is None and not drafts_file.path_of(repo).exists()
+    assert later.restore("thr-new") == ""  # said once: the file is gone

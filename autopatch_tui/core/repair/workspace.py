@@ -265,8 +265,9 @@ class ReviewState:
 
     def restore(self, thread_id: str | None) -> str:
         """At the start of a session: make the saved audit current again when it belongs to the
-        active thread (a saved audit of another thread ended with it: its file is removed). Returns
-        what the chat says about it ("" when there was nothing to restore)."""
+        active thread (a saved audit of another thread ended with it: its file is removed, and the
+        note says how many pending patches went). Returns what the chat says about it ("" when
+        there was nothing to say)."""
         if self._repo is None:
             return ""
         try:
@@ -276,9 +277,11 @@ class ReviewState:
             return f"{text[:1].upper()}{text[1:]}."
         if saved is None:
             return ""
-        if not thread_id or saved.thread_id != thread_id:
+        if not thread_id or saved.thread_id != thread_id:  # its thread ended (`autopatch-tui new` meanwhile)
             drafts_file.remove(self._repo)
-            return ""
+            gone = sum(1 for s in saved.states if s.status == PATCHED)
+            return (f"The saved audit of an earlier thread was closed; {gone} pending patch(es) were not applied."
+                    if gone else "")
         ws = _workspace_of(saved)
         checked = ws.recheck_drafts(self._repo)
         with self._lock:
