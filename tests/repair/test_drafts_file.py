@@ -160,26 +160,9 @@ def test_a_saved_draft_that_would_not_parse_is_stale_after_a_restart(repo: Path)
     assert "0 pending patch(es), 1 stale" in note and later.require().get("F1").status == "stale"
 
 
-def test_a_patch_applied_before_its_state_was_saved_is_not_offered_again(repo: Path) -> None:
-    from autopatch_tui.core.repair.patching import apply_draft
-
-    write(repo, "a.py", CODE)
-    finding = Finding("F1", "a.py", 4, "S110", "try-except-pass", tool="ruff")
-    ws = AuditWorkspace.from_report("scan-1", (), ScanReport(files=1, findings=[finding]), thread_id=THREAD)
-    saving(repo, ws)
-    # the new text holds the old one: applied twice, the edit would double
-    old, new = "        pass\n", "        pass\n        log.exception('load failed')\n"
-    ws.set_draft(make_draft(repo, finding, finding_id="F1", old_text=old, new_text=new))
-    apply_draft(repo, ws.get("F1").draft)  # the app is killed after the write, before `applied` is saved
-    patched = (repo / "a.py").read_text(encoding="utf-8")
-    later, note = restarted(repo)
-    state = later.require().get("F1")
-    assert (state.status, state.verification) == ("applied", "unverified")
-    assert "Applied before the restart (not verified again): F1." in note
-    assert later.pending_patches() == 0 and (repo / "a.py").read_text(encoding="utf-8") == patched
-
-
-def test_a_patch_applied_and_then_edited_around_is_stale_not_offered_again(repo: Path) -> None:
+def applied_but_not_saved(repo: Path) -> Path:
+    """F1 drafted with a new text that holds the old one (applied twice, the edit would double),
+    then written to a.py as `/patch apply` does — and the app killed before `applied` was saved."""
     from autopatch_tui.core.repair.patching import apply_draft
 
     write(repo, "a.py", CODE)
@@ -189,7 +172,21 @@ def test_a_patch_applied_and_then_edited_around_is_stale_not_offered_again(repo:
     old, new = "        pass\n", "        pass\n        log.exception('load failed')\n"
     ws.set_draft(make_draft(repo, finding, finding_id="F1", old_text=old, new_text=new))
     apply_draft(repo, ws.get("F1").draft)
-    path = repo / "a.py"
+    return repo / "a.py"
+
+
+def test_a_patch_applied_before_its_state_was_saved_is_not_offered_again(repo: Path) -> None:
+    path = applied_but_not_saved(repo)
+    patched = path.read_text(encoding="utf-8")
+    later, note = restarted(repo)
+    state = later.require().get("F1")
+    assert (state.status, state.verification) == ("applied", "unverified")
+    assert "Applied before the restart (not verified again): F1." in note
+    assert later.pending_patches() == 0 and path.read_text(encoding="utf-8") == patched
+
+
+def test_a_patch_applied_and_then_edited_around_is_stale_not_offered_again(repo: Path) -> None:
+    path = applied_but_not_saved(repo)
     path.write_text("import logging\n" + path.read_text(encoding="utf-8"), encoding="utf-8")  # edited since
     later, note = restarted(repo)
     assert later.require().get("F1").status == "stale" and later.pending_patches() == 0
