@@ -186,3 +186,24 @@ def test_a_configuration_at_a_real_depth_still_applies(repo: Path) -> None:
     write(repo, "pyproject.toml", '[tool.ruff.lint.per-file-ignores]\n"a.py" = ["S307"]\n'
                                   '[tool.ruff.lint.flake8-bandit]\nhardcoded-tmp-directory = ["/x"]\n')
     assert checked(repo) == ([], [])
+
+
+@pytest.mark.parametrize("line", ['.'.join(["x"] * 20_000) + " = 1", "[" + ".".join(['"a.b"'] * 40) + "]",
+                                  "y = { " + " . ".join(["k"] * 40) + " = 1 }"], ids=["key", "header", "inline"])
+def test_a_dotted_key_nested_too_deep_is_never_parsed(repo: Path, monkeypatch: pytest.MonkeyPatch, line: str) -> None:
+    """tomllib parses a long dotted key in quadratic time (20,000 parts: seconds; a 1 MB file: most
+    of an hour of the app's CPU): such a file is refused before it reaches the parser."""
+    import tomllib
+
+    from autopatch_tui.core.repair.analyzers import ruff_config
+
+    write(repo, "ruff.toml", f"line-length = 100\n{line}\n")
+    parsed: list[str] = []
+    real = tomllib.loads
+    monkeypatch.setattr(ruff_config.tomllib, "loads", lambda text: parsed.append(text) or real(text))
+    reader = ConfigReader(repo)
+    assert reader.for_file("a.py").source is None
+    assert parsed == [] and reader.notes == [
+        "'ruff.toml' nests tables or arrays more than 32 levels deep; Ruff ran without it"]
+    write(repo, "ruff.toml", "line-length = 100\n" + ".".join(["x"] * 31) + " = 1\n")  # deep, but within the bound
+    assert "line-length" in ConfigReader(repo).for_file("a.py").settings and len(parsed) == 1

@@ -37,6 +37,11 @@ DROPPED = ("extend", "cache-dir", "analyze")  # paths Ruff would read or write, 
 PATH_LISTS = ("src", "namespace-packages")
 WHOLE_TABLES = frozenset({"per-file-ignores", "per-file-target-version"})  # one option each: replaced whole
 _SAFE_ENTRY = re.compile(r"^[^~$/\\][^$\\]*$")
+# A dotted key (`a.b.c = 1`, `[a.b.c]`, `{ a.b.c = 1 }`) of more than MAX_CONFIG_DEPTH parts: tomllib
+# parses one in time quadratic in its length (20,000 parts: 4.5 s; a 1 MB file: most of an hour),
+# so such a file is refused before it is parsed. Each match looks at most MAX_CONFIG_DEPTH parts.
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+_DEEP_KEY = re.compile(rf"(?m)(?:^|[\[{{,])[ \t]*(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_CONFIG_DEPTH}}}")
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,10 @@ class ConfigReader:
         too_deep = f"{shown(rel)} nests tables or arrays more than {MAX_CONFIG_DEPTH} levels deep; Ruff ran without it"
         try:
             _, data = read_confined(self.repo, rel, MAX_CONFIG_BYTES)
-            doc = tomllib.loads(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            if _DEEP_KEY.search(text) is not None:
+                raise RecursionError  # as deep as the parser's own limit: never parsed
+            doc = tomllib.loads(text)
         except ConfinementError as exc:
             self._note(f"{shown(rel)} was not read ({exc}); Ruff ran without it")
         except (UnicodeDecodeError, ValueError):  # tomllib.TOMLDecodeError is a ValueError
