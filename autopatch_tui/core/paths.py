@@ -13,7 +13,6 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -215,6 +214,35 @@ def create_private_file(root: Path, path: Path) -> bool:
         os.close(dfd)
 
 
+def new_private_file(dir_fd: int, name: str) -> int:
+    """A new file `name` (0600) in the folder `dir_fd`, opened for writing; never through a link,
+    never an existing file. Raises OSError."""
+    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600,
+                   dir_fd=dir_fd)
+
+
+def replace_with(fd: int, data: bytes, *, tmp_name: str, tmp_dir_fd: int, name: str, dir_fd: int,
+                 mode: int | None = None) -> None:
+    """The one atomic replace: `data` written to the new temporary file `fd` (`tmp_name` in the
+    folder `tmp_dir_fd`), given `mode`, flushed to disk, and renamed over `name` in the folder
+    `dir_fd` (a link there is replaced, never followed). On any failure the temporary file is
+    removed and the error re-raised; `name` is then untouched."""
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
+            os.fsync(out.fileno())
+        os.replace(tmp_name, name, src_dir_fd=tmp_dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp_name, dir_fd=tmp_dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
+
+
 def write_private_text(path: Path, text: str, root: Path | None = None) -> None:
     """Atomically replace `path` with `text` (0600), via a temp file in the same folder, all
     relative to the folder's descriptor (no symlink below `root` is followed)."""
@@ -223,39 +251,15 @@ def write_private_text(path: Path, text: str, root: Path | None = None) -> None:
         ensure_private_dir(parent)
         root = parent
     dfd = open_dir(root, parent, create=True)
+    tmp = f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         try:
-            replace_in_folder(dfd, path.name, text.encode("utf-8"))
+            fd = new_private_file(dfd, tmp)
         except PermissionError as exc:
             raise _read_only(path, parent) from exc
+        replace_with(fd, text.encode("utf-8"), tmp_name=tmp, tmp_dir_fd=dfd, name=path.name, dir_fd=dfd)
     finally:
         os.close(dfd)
-
-
-def replace_in_folder(dfd: int, name: str, data: bytes, *, mode: int = 0o600, keep_mode: int | None = None,
-                      before_replace: Callable[[], None] | None = None) -> None:
-    """Atomically replace the file `name` of the open folder `dfd` with `data`: a temp file made in
-    that folder (`O_EXCL | O_NOFOLLOW`, `mode` before the umask, or exactly `keep_mode`), written and
-    synced, then renamed over `name` (a link there is replaced, never followed). `before_replace`
-    runs just before the rename and may raise to abort; the temp file never stays behind."""
-    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=dfd)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            if keep_mode is not None:
-                os.fchmod(fh.fileno(), keep_mode)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if before_replace is not None:
-            before_replace()
-        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-    except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=dfd)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def move_aside(path: Path, now: float) -> Path:

@@ -23,9 +23,14 @@ from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.query import RecallQuery
 
-__all__ = ["FILES_SHARE", "NO_MODEL_HELP", "Auditor", "ChatResult", "ChatService", "first_read"]
+__all__ = ["FILES_SHARE", "NO_MODEL_HELP", "ROUTED_AUDIT_REFUSED", "Auditor", "ChatResult", "ChatService",
+           "first_read"]
 
 FILES_SHARE = 0.6  # of the prompt room left after the system prompt and the message, without tools
+# a message the router sends to code_audit while the open audit has pending patches: a new audit
+# would replace it without the confirmation /audit asks for, so it is not started
+ROUTED_AUDIT_REFUSED = ("No new audit was started: it would drop the open audit's {pending} pending patch(es). Apply "
+                        "or discard them first (/patch list), or type /audit, which asks before it drops them.")
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,10 @@ class Auditor(Protocol):
 
     def audit_generation(self) -> int:
         """The review state's generation now: read before the turn begins (a later /new ends the audit)."""
+        ...
+
+    def pending_patches(self) -> int:
+        """The open audit's pending patches (a routed audit never drops them: only /audit asks first)."""
         ...
 
     def audit_turn(self, handle: turn_ops.TurnHandle, text: str, *, callbacks: AgentCallbacks | None = None,
@@ -69,7 +78,10 @@ class ChatService:
                 chosen = classify(client, model, text, audit=auditor is not None)
                 if chosen != handle.intent:
                     turn_ops.set_intent(mgr.store.conn(), handle.turn_id, chosen)
-            if chosen == "code_audit" and auditor is not None:
+            pending = auditor.pending_patches() if auditor is not None else 0
+            if chosen == "code_audit" and pending:  # only /audit asks before it drops them
+                answer = ROUTED_AUDIT_REFUSED.format(pending=pending)
+            elif chosen == "code_audit" and auditor is not None:
                 answer = auditor.audit_turn(handle, text, callbacks=callbacks, since=since)
             else:
                 answer = self.respond(handle, chosen, text, callbacks=callbacks).answer

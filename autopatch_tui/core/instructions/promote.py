@@ -27,7 +27,7 @@ from autopatch_tui.core.confine import ConfinementError, read_regular_head, refu
 from autopatch_tui.core.errors import AutopatchError, UsageError
 from autopatch_tui.core.instructions.section import Bullet, one_line, render_bullet, section_bullets, splice
 from autopatch_tui.core.memory.items import resolve_logical_id
-from autopatch_tui.core.paths import find_symlink, open_dir, replace_in_folder
+from autopatch_tui.core.paths import find_symlink, open_dir, replace_with
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
@@ -263,10 +263,15 @@ def write_promotion(manager: MemoryManager, plan: PromotePlan) -> bool:
     except OSError as exc:
         raise PromoteError(f"{plan.shown}'s folder cannot be opened ({_why(exc)})") from None
     name = plan.path.name
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         _check_unchanged(dfd, name, plan)
-        replace_in_folder(dfd, name, plan.new_text.encode("utf-8"), mode=0o666, keep_mode=plan.mode,
-                          before_replace=lambda: _check_unchanged(dfd, name, plan))
+        # a shared file, not a private one: a new file gets the usual mode (0666 less the umask), an
+        # existing one keeps its own
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dfd)
+        replace_with(fd, plan.new_text.encode("utf-8"), tmp_name=tmp, tmp_dir_fd=dfd, name=name, dir_fd=dfd,
+                     mode=plan.mode)
     except OSError as exc:
         raise PromoteError(f"{plan.shown} cannot be written ({_why(exc)}); nothing was changed") from None
     finally:

@@ -127,6 +127,10 @@ class RepairService:
         """The review state's generation (read before a routed turn begins: see `audit_turn`)."""
         return self.review.generation
 
+    def pending_patches(self) -> int:
+        """The open audit's pending patches (routing never starts an audit that would drop them)."""
+        return self.review.pending_patches()
+
     def audit_turn(self, handle: turn_ops.TurnHandle, text: str, *, progress: Callable[[str], None] = _noop,
                    callbacks: AgentCallbacks | None = None, since: int | None = None) -> str:
         """The audit of a turn that routing already started (its caller completes or fails it).
