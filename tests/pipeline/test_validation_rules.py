@@ -423,8 +423,8 @@ def test_chinese_decision_without_english_recall_alias_gets_one_repair(pipe, llm
     detail = pipe.show_item(item.id)
     assert {"backward compatibility", "delete legacy schema"} <= set(detail.aliases)
     terms = {r[0] for r in pipe.store.conn().execute(
-        "SELECT term FROM recall_terms t JOIN memory_items m ON m.row_id = t.item_row_id"
-        " WHERE m.logical_id = ? AND t.field = 'alias'", (item.id,))}
+        "SELECT d.term FROM recall_postings p JOIN recall_dict d ON d.id = p.term_id"
+        " JOIN memory_items m ON m.row_id = p.item_row_id WHERE m.logical_id = ? AND p.field = 3", (item.id,))}
     assert {"backward", "compatibility"} <= terms
     from autopatch_tui.core.recall.cli_search import search_memory
 

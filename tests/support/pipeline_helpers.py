@@ -206,14 +206,14 @@ def checkpoint(target: MemoryManager | Path, thread_id: str) -> tuple[str, int]:
 
 def table_counts(target: MemoryManager | Path) -> dict[str, int]:
     tables = ("threads", "turns", "memory_jobs", "memory_candidates", "candidate_sources", "memory_items",
-              "item_candidates", "recall_terms")
+              "item_candidates", "recall_postings", "recall_item_postings")
     return {t: one(target, f"SELECT count(*) FROM {t}") for t in tables}
 
 
 def db_snapshot(target: MemoryManager | Path) -> str:
     """A content digest of every data table and the meta row (independent of WAL layout)."""
     tables = ("memory_meta", "threads", "turns", "memory_jobs", "memory_candidates", "candidate_sources",
-              "memory_items", "item_candidates", "recall_terms")
+              "memory_items", "item_candidates", "recall_dict", "recall_postings", "recall_item_postings")
     parts = []
     for t in tables:
         parts.append(json.dumps(rows(target, f"SELECT * FROM {t} ORDER BY 1, 2"), sort_keys=True, default=str))
