@@ -6,8 +6,9 @@
 - `keep(ids)` / `keep_all()`: validate every ID first (an unknown or inactive one marks nothing),
   then one locked read-modify-write of the marks file;
 - approval mode: `approval` (`auto` | `review`, from the settings, switchable at run time without a
-  restart: every request asks for its policy when it starts), `hidden_rows()` — the rows recall
-  skips in `review` mode — and `policy(intent, thread)`, the request's `RecallPolicy` with them."""
+  restart: every request asks for its policy when it starts), `recallable()` — in `review` mode the
+  kept revision IDs, the only ones recall may return — and `policy(intent, thread)`, the request's
+  `RecallPolicy` with that allow-list, taken once when the request starts."""
 
 from __future__ import annotations
 
@@ -157,21 +158,22 @@ class ReviewService:
         self._mgr.events.emit(MemoryChanged("review"))
 
     # --- recall ---------------------------------------------------------------------------------
-    def hidden_rows(self, conn: sqlite3.Connection) -> frozenset[int]:
-        """The rows recall must skip now: none in `auto` mode; in `review` mode every active
-        revision not kept. Marks that cannot be read hide every active revision (fail closed)."""
+    def recallable(self, conn: sqlite3.Connection) -> frozenset[str] | None:
+        """What recall may return now: None in `auto` mode (everything); in `review` mode the kept
+        revision IDs — an allow-list, so a revision written after this call is never among them.
+        Marks that cannot be read allow nothing (fail closed)."""
         if self._approval != "review":
-            return frozenset()
+            return None
         try:
-            token, kept = review_marks.kept_with_token(self._mgr.paths, self._stamp(conn))
+            return review_marks.load_kept(self._mgr.paths, self._stamp(conn))
         except (AutopatchError, OSError) as exc:  # fail closed: nothing unreviewed is recalled
             log.warning("review marks unreadable; approval mode hides every item: %s", type(exc).__name__)
-            token, kept = ("unreadable",), frozenset()
-        return review.unreviewed_rows(conn, kept, token)
+            return frozenset()
 
     def policy(self, intent: str, thread_id: str | None, conn: sqlite3.Connection | None = None) -> RecallPolicy:
-        """The request's immutable policy, with the rows approval mode hides."""
+        """The request's immutable policy; in `review` mode with the kept revisions as they are when
+        the request starts (anything written or revised while it runs stays hidden)."""
         base = policy_for(intent, thread_id)
         if self._approval != "review":
             return base
-        return replace(base, hidden=self.hidden_rows(conn or self._mgr.store.read_conn()))
+        return replace(base, kept=self.recallable(conn or self._mgr.store.read_conn()))
