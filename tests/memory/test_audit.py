@@ -40,6 +40,20 @@ CONFLICTS = [  # (A, B, conflict?) — both project-wide unless scoped below
     ("Do not use print in library code", "Put library code in src", False),
     ("Never commit secrets", "Commit the lock file", False),
     ("Always write docstrings", "Write tests first", False),
+    # a removal verb at the head of a clause forbids its object: agreeing rules (review v21 #3)
+    ("No commented-out code", "Delete commented-out code during review", False),
+    ("Don't use wildcard imports", "Get rid of wildcard imports in old modules", False),
+    ("Avoid hard-coded credentials", "Scrub hard-coded credentials from the examples", False),
+    ("Never use assert for validation", "Replace assert statements for validation with explicit checks", False),
+    ("不要使用全局变量", "删除模块里的全局变量", False),
+    ("不要用制表符", "把制表符替换为空格", False),
+    ("不要用制表符", "用空格替换制表符", False),
+    # … and still contradicts what requires it; a negation in front turns the removal back
+    ("Keep a trailing newline at the end of files", "Strip the trailing newline from files", True),
+    ("Swap unittest for pytest", "Write new tests with unittest", True),
+    ("Never remove the license header", "Remove license headers", True),
+    ("使用制表符缩进", "把制表符替换为空格", True),
+    ("Migrate from setup.py to pyproject.toml", "Declare the version in setup.py", True),
 ]
 
 
@@ -129,6 +143,15 @@ DISTINCT = [
     ("提交信息", "提交信息使用英文"),
     ("tests for bugs", "Add a test for every bug fix"),
     ("tests for features", "Add a test for every new feature"),
+    # digits and single letters are part of what a rule says (review v21 #3)
+    ("upload retries", "Retry failed uploads 3 times"),
+    ("download retries", "Retry failed uploads 5 times"),
+    ("loop variable", "Name the loop variable i"),  # "i" is a stopword: it says nothing here either
+    ("index variable", "Name the loop variable j"),
+    ("engine language", "Write the engine in C"),
+    ("stats language", "Write the engine in R"),
+    ("重试次数", "失败的上传重试3次"),
+    ("重试上限", "失败的上传重试5次"),
 ]
 
 
@@ -141,6 +164,14 @@ def test_no_false_duplicate_among_distinct_subjects(manager: MemoryManager) -> N
     report = manager.audit()
     assert report.checked == len(DISTINCT)
     assert report.duplicates == []
+
+
+def test_removal_and_replacement_verbs_turn_a_clause_over() -> None:
+    assert signature("Remove unused imports") == signature("No unused imports")
+    assert signature("Never remove the changelog entry") == signature("Keep the changelog entry")
+    assert signature("Replace os.path with pathlib") == signature("Use pathlib instead of os.path")[::-1]
+    assert signature("Run the linter before you delete a module")[0][0] is False  # not at the clause's head
+    assert signature("Pin numpy to 1") != signature("Pin numpy to 2")
 
 
 def test_signature_keeps_word_order_and_polarity() -> None:
