@@ -78,6 +78,11 @@ def cmd_audit(mgr: MemoryManager, args: argparse.Namespace) -> int:
     say(f"Checked {report.checked} active item{'s' if report.checked != 1 else ''}: "
         f"{len(report.duplicates)} duplicate group(s), {len(report.conflicts)} conflict(s), "
         f"{len(report.stale_paths)} item(s) with stale paths.")
+    if report.truncated:
+        from autopatch_tui.core.memory.audit import MAX_PAIR_CHECKS  # the audit's code: only when auditing
+
+        say(f"The conflict check stopped after {MAX_PAIR_CHECKS:,} pairs of items: the conflicts below are "
+            "some of them, not all.")
     for f in report.duplicates:
         say(f"duplicate: {', '.join(f.ids)} — {one_line(f.why)}")
     for f in report.conflicts:

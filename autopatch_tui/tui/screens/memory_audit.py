@@ -58,7 +58,8 @@ def readable_why(row: Row) -> str:
 def summary_text(report: AuditReport) -> Text:
     return Text(f"Audit of {report.checked} active item{'s' if report.checked != 1 else ''} (no model): "
                 f"{len(report.duplicates)} duplicate group(s), {len(report.conflicts)} conflict(s), "
-                f"{len(report.stale_paths)} with stale paths")
+                f"{len(report.stale_paths)} with stale paths"
+                + (" · the conflict check stopped early: not every conflict is listed" if report.truncated else ""))
 
 
 def card_text(d: ItemDetail | None, item_id: str, stale: tuple[str, ...]) -> Text:
