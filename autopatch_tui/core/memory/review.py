@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.memory.items import resolve_logical_id, summary_from_row
 from autopatch_tui.core.memory.models import ItemSummary
+from autopatch_tui.core.terminal_text import one_line
 
 # CROSS JOIN: the marks drive the join (one index lookup each), never a scan of the items per mark
 _KEPT_ACTIVE_SQL = ("SELECT m.row_id FROM json_each(?) j CROSS JOIN memory_items m ON m.id = j.value"
@@ -102,7 +103,8 @@ def active_revision(conn: sqlite3.Connection, item_id: str) -> sqlite3.Row:
     logical = resolve_logical_id(conn, item_id)
     row = conn.execute("SELECT * FROM memory_items WHERE logical_id = ? AND status = 'active'", (logical,)).fetchone()
     if row is None:
-        raise MemoryNotFoundError(f"Memory item {logical} is not active (forgotten or superseded); nothing was marked")
+        raise MemoryNotFoundError(f"Memory item {one_line(logical)} is not active (forgotten or superseded); "
+                                  "nothing was marked")
     return row
 
 

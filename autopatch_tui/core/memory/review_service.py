@@ -26,6 +26,7 @@ from autopatch_tui.core.memory.items import summary_from_row
 from autopatch_tui.core.memory.models import ItemSummary
 from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.recall.query import RecallPolicy, policy_for
+from autopatch_tui.core.terminal_text import one_line
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
@@ -113,8 +114,9 @@ class ReviewService:
 
     def keep(self, item_ids: list[str], *, revisions: dict[str, int] | None = None) -> list[str]:
         """Mark the current revision of each item kept. Every ID is checked first: an unknown or
-        inactive one (or, with `revisions`, one revised since it was shown) marks nothing. Returns
-        the logical IDs, in the order given."""
+        inactive one (or, with `revisions` — the revision the user saw, by the ID as given or by
+        the item's logical ID — one revised since it was shown) marks nothing. Returns the logical
+        IDs, in the order given."""
         if not item_ids:
             raise UsageError("name at least one item ID, or use --all")
         self._mgr.require_healthy()
@@ -123,11 +125,13 @@ class ReviewService:
             rows = [review.active_revision(conn, i) for i in item_ids]
             stamp = self._stamp(conn)
         if revisions:
-            for r in rows:
-                expected = revisions.get(r["logical_id"])
+            for given, r in zip(item_ids, rows):
+                expected = revisions.get(given, revisions.get(r["logical_id"]))
                 if expected is not None and expected != r["revision"]:
-                    raise MemoryNotFoundError(f"Memory item {r['logical_id']} changed since it was shown (now revision "
-                                              f"{r['revision']}); nothing was marked")
+                    shown = one_line(r["logical_id"])
+                    raise MemoryNotFoundError(
+                        f"Memory item {shown} is at revision {r['revision']}, not the revision {expected} you saw; "
+                        f"nothing was marked — look at it again (`memory review`), then keep {shown}@{r['revision']}")
         ids = frozenset(r["id"] for r in rows)
         self._write(conn, stamp, lambda kept: kept | ids)
         return list(dict.fromkeys(r["logical_id"] for r in rows))
