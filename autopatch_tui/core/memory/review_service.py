@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 APPROVAL_MODES = ("auto", "review")
 APPROVAL_ENV = "AUTOPATCH_MEMORY_APPROVAL"
+_UNSEEN = object()
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class ReviewService:
         self._mgr = manager
         self._approval = manager.settings.memory_approval
         self._lock = threading.Lock()
+        self._seen_token: object = _UNSEEN  # the marks file as this process last read or wrote it
 
     # --- approval mode ------------------------------------------------------------------------
     @property
@@ -159,7 +161,24 @@ class ReviewService:
 
         with self._lock:
             review_marks.update_kept(self._mgr.paths, stamp, apply)
+            self._seen_token = review_marks.file_token(self._mgr.paths)
         self._mgr.events.emit(MemoryChanged("review"))
+
+    def notice_outside_keeps(self) -> bool:
+        """Whether the marks file changed since this process last looked at or wrote it — a keep in
+        another process (`memory review keep` in a shell) or a file moved away. If so,
+        `MemoryChanged("review")` is emitted, so an open inbox and the status bar follow. One
+        `lstat`; the first call only remembers the file."""
+        token = review_marks.file_token(self._mgr.paths)
+        with self._lock:
+            if token == self._seen_token:
+                return False
+            first = self._seen_token is _UNSEEN
+            self._seen_token = token
+        if first:
+            return False
+        self._mgr.events.emit(MemoryChanged("review"))
+        return True
 
     # --- recall ---------------------------------------------------------------------------------
     def recallable(self, conn: sqlite3.Connection) -> frozenset[str] | None:

@@ -1,7 +1,8 @@
 """The Audit view of the Memory browser (`memory audit`, contracts §8): the findings — duplicates,
 conflicts, stale paths — in a list; the selected finding's items side by side below it, one card
 each, with forget on any of them. Enter (or Tab) moves from the list to the cards, ←/→ between
-cards, f forgets the focused card's item after the usual confirmation, Escape returns to the list.
+cards, Delete (or ctrl+d) forgets the focused card's item after the usual confirmation (no letter: a word
+typed here forgets nothing), Escape returns to the list.
 
 The audit and every item read run in thread workers; store text is plain `Text`, never markup."""
 
@@ -102,7 +103,8 @@ class ItemCard(Static, can_focus=True):
 
 class AuditView(Vertical):
     BINDINGS = [
-        Binding("f", "forget", "Forget", id="audit.forget", tooltip="forget the focused item (asks first)"),
+        # not a letter (issue #20): a word typed here forgets nothing
+        Binding("delete,ctrl+d", "forget", "Forget", id="audit.forget", tooltip="forget the focused item (asks first)"),
         Binding("escape", "to_list", "Back", id="audit.list", tooltip="from a card to the findings; from the "
                 "findings out of the browser"),
     ]
