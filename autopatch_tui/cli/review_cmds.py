@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from autopatch_tui.cli.output import emit_json, say
-from autopatch_tui.core.errors import UsageError
+from autopatch_tui.core.errors import MemoryNotFoundError, UsageError
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory.review_service import APPROVAL_ENV
+from autopatch_tui.core.memory.review_service import APPROVAL_ENV, RevisionChangedError
 from autopatch_tui.core.terminal_text import one_line
 
 MAX_ID_CHARS = 128
@@ -77,7 +77,11 @@ def cmd_review_keep(mgr: MemoryManager, args: argparse.Namespace) -> int:
         if rev is not None:
             if revisions.setdefault(i, rev) != rev:
                 raise UsageError(f"memory review keep: {one_line(i)} is named with two revisions")
-    kept = mgr.review.keep_all() if args.all else mgr.review.keep(ids, revisions=revisions or None)
+    try:
+        kept = mgr.review.keep_all() if args.all else mgr.review.keep(ids, revisions=revisions or None)
+    except RevisionChangedError as exc:  # say how to go on
+        raise MemoryNotFoundError(f"{exc} — read it again (`memory review`), then `memory review keep "
+                                  f"{one_line(exc.logical_id)}@{exc.revision}`") from None
     if args.json:
         emit_json({"kept": kept})
         return 0

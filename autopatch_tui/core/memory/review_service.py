@@ -37,6 +37,15 @@ APPROVAL_ENV = "AUTOPATCH_MEMORY_APPROVAL"
 _UNSEEN = object()
 
 
+class RevisionChangedError(MemoryNotFoundError):
+    """A keep of the revision the user saw, when the item has been revised since: nothing marked."""
+
+    def __init__(self, logical_id: str, revision: int, seen: int) -> None:
+        super().__init__(f"Memory item {one_line(logical_id)} changed since it was shown: it is at revision "
+                         f"{revision}, not {seen}; nothing was marked")
+        self.logical_id, self.revision = logical_id, revision
+
+
 @dataclass(frozen=True)
 class KeptRevision:
     """The revision a revised item is compared with (the kept one, else the one it replaced)."""
@@ -130,10 +139,7 @@ class ReviewService:
             for given, r in zip(item_ids, rows):
                 expected = revisions.get(given, revisions.get(r["logical_id"]))
                 if expected is not None and expected != r["revision"]:
-                    shown = one_line(r["logical_id"])
-                    raise MemoryNotFoundError(
-                        f"Memory item {shown} is at revision {r['revision']}, not the revision {expected} you saw; "
-                        f"nothing was marked — look at it again (`memory review`), then keep {shown}@{r['revision']}")
+                    raise RevisionChangedError(r["logical_id"], r["revision"], expected)
         ids = frozenset(r["id"] for r in rows)
         self._write(conn, stamp, lambda kept: kept | ids)
         return list(dict.fromkeys(r["logical_id"] for r in rows))
