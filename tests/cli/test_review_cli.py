@@ -181,7 +181,7 @@ def test_keep_id_at_rev_keeps_only_the_revision_that_was_read(invoke_cli, seeded
     second, revised, _ = seeded
     rc, out, err = invoke_cli("memory", "review", "keep", f"{revised}@1", json=True)  # it is at revision 2
     assert rc == 1 and _marks(repo) is None
-    assert "revision 2, not 1" in err and f"memory review keep {revised}@2" in err and "nothing was marked" in err
+    assert "revision 2, not revision 1" in err and f"memory review keep {revised}@2" in err and "nothing was marked" in err
     rc, out, err = invoke_cli("memory", "review", "keep", f"{second}@1", f"{revised[:-3]}@1", json=True)
     assert rc == 1 and _marks(repo) is None  # one stale revision: nothing marked, by prefix too
     rc, out, err = invoke_cli("memory", "review", "keep", f"{second}@1", f"{revised[:-3]}@2", json=True)

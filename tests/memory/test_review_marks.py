@@ -57,7 +57,7 @@ def test_keep_refuses_an_item_revised_since_it_was_shown(manager: MemoryManager)
     conn = manager.store.conn()
     item = add_item(conn, subject="s", statement="first")
     add_item(conn, subject="s", statement="second", logical_id=item.logical_id, revision=2)
-    with pytest.raises(MemoryNotFoundError, match="changed since"):
+    with pytest.raises(MemoryNotFoundError, match="now at revision 2, not revision 1"):
         manager.review.keep([item.logical_id], revisions={item.logical_id: 1})
     assert manager.review.count() == 1
     assert manager.review.keep_all(shown=[(item.logical_id, 1)]) == []  # keep all: only what was shown

@@ -296,3 +296,18 @@ def test_inbox_snapshot(size: tuple[int, int], repo: Path, settings: Settings, s
         await settle(pilot, lambda: "Changed since" in plain(screen, "#ib-change"))
 
     assert snap_compare(_snapshot_app(repo, settings), terminal_size=size, run_before=run_before)
+
+
+async def test_store_text_in_the_inbox_is_never_raw(mgr: MemoryManager, clock: FakeClock, settings: Settings) -> None:
+    """An ID, subject, statement or path from the store that holds control characters (a merged or
+    hand-edited store) is shown escaped in the list and the detail (contracts: never raw)."""
+    mb_seed(mgr, logical_id="mem-X\x1b]0;owned\x07", subject="evil\x1b[2J subject", statement="Bad \x1b[2J text \u202e",
+            paths=["gone/\x1b[31m"], now=T0 + 5)
+    app = mb_app(mgr, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_memory(pilot)
+        await settle(pilot, lambda: "Bad" in plain(screen, "#ib-fields"))
+        shown = plain(screen, "#ib-fields") + "".join(
+            str(c) for c in screen.query_one("#ib-items", DataTable).get_row_at(0))
+        assert "\\x1b" in shown and "\\u202e" in shown
+        assert not any(ch in shown for ch in "\x1b\x07\u202e"), shown

@@ -41,8 +41,8 @@ class RevisionChangedError(MemoryNotFoundError):
     """A keep of the revision the user saw, when the item has been revised since: nothing marked."""
 
     def __init__(self, logical_id: str, revision: int, seen: int) -> None:
-        super().__init__(f"Memory item {one_line(logical_id)} changed since it was shown: it is at revision "
-                         f"{revision}, not {seen}; nothing was marked")
+        super().__init__(f"Memory item {one_line(logical_id)} is now at revision {revision}, not revision {seen}; "
+                         "nothing was marked")
         self.logical_id, self.revision = logical_id, revision
 
 

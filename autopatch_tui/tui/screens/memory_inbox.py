@@ -30,6 +30,8 @@ from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.memory.review import ReviewEntry
 from autopatch_tui.core.memory.review_service import KeptRevision
 from autopatch_tui.core.memory.word_diff import paths_change, word_diff
+from autopatch_tui.core.terminal_text import one_line as safe_line
+from autopatch_tui.core.terminal_text import printable
 from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_SHORT, one_line
@@ -162,7 +164,7 @@ class InboxView(Vertical):
         for e in entries:
             table.add_row(Text(KIND_SHORT.get(e.summary.kind, e.summary.kind)),
                           Text("revised" if e.change == "revised" else "new", style="bold" if e.change == "revised"
-                               else ""), one_line(e.summary.statement), key=e.summary.id)
+                               else ""), one_line(safe_line(e.summary.statement)), key=e.summary.id)
         self.post_message(self.Counted(total))
         if not entries:
             self.current = None
@@ -213,10 +215,13 @@ class InboxView(Vertical):
         self.current = shown
         d, e = shown.detail, shown.entry
         fields = Text()
-        fields.append(f"{KIND_SHORT.get(d.kind, d.kind)} · {e.change} · r{e.revision} · {d.id}\n", style="dim")
-        fields.append(d.statement, style="bold")
-        fields.append(f"\n{d.subject}", style="dim")
-        fields.append(" · " + (", ".join(d.applies_to_paths) if d.applies_to_paths else "whole project"), style="dim")
+        # store text (IDs too) is never raw on the terminal
+        fields.append(f"{KIND_SHORT.get(d.kind, d.kind)} · {e.change} · r{e.revision} · {safe_line(d.id)}\n",
+                      style="dim")
+        fields.append(printable(d.statement), style="bold")
+        fields.append(f"\n{safe_line(d.subject)}", style="dim")
+        fields.append(" · " + (safe_line(", ".join(d.applies_to_paths)) if d.applies_to_paths else "whole project"),
+                      style="dim")
         fields.append(f" · {d.strength}, {d.recall_mode}", style="dim")
         self.query_one("#ib-fields", Static).update(fields)
         self.query_one("#ib-change", Static).update(self._change_text(shown))
@@ -237,18 +242,20 @@ class InboxView(Vertical):
         deleted = self.get_component_rich_style("inbox--deleted")
         added = self.get_component_rich_style("inbox--added")
         t = Text()
-        which = f"r{base.revision}" if base.summary.id == shown.detail.id else f"{base.summary.id} r{base.revision}"
+        which = f"r{base.revision}" if base.summary.id == shown.detail.id else \
+            f"{safe_line(base.summary.id)} r{base.revision}"
         t.append(f"\nChanged since the {'kept' if base.was_kept else 'earlier (never kept)'} revision {which}:\n",
                  style="dim")
-        t.append_text(diff_text(word_diff(base.summary.statement, shown.detail.statement), deleted, added))
+        t.append_text(diff_text(word_diff(printable(base.summary.statement), printable(shown.detail.statement)),
+                                deleted, added))
         change = paths_change(base.summary.applies_to_paths, shown.detail.applies_to_paths)
         if change.changed:
             t.append("\nApplies to: ", style="dim")
             for p in change.removed or (("whole project",) if not base.summary.applies_to_paths else ()):
-                t.append(p, style=deleted)
+                t.append(safe_line(p), style=deleted)
                 t.append(" ")
             for p in change.added or (("whole project",) if not shown.detail.applies_to_paths else ()):
-                t.append(p, style=added)
+                t.append(safe_line(p), style=added)
                 t.append(" ")
         return t
 
@@ -337,7 +344,8 @@ class InboxView(Vertical):
 
         def work() -> None:
             logical = self.services.manager.forget(item)
-            self.app.call_from_thread(self.app.notify, f"Forgot {logical}. The raw turns it came from are kept.",
+            self.app.call_from_thread(self.app.notify, f"Forgot {safe_line(logical)}. The raw turns it came from "
+                                      "are kept.",
                                       markup=False)
             self.app.call_from_thread(self.reload)
 
