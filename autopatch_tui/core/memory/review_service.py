@@ -170,6 +170,13 @@ class ReviewService:
             self._seen_token = review_marks.file_token(self._mgr.paths)
         self._mgr.events.emit(MemoryChanged("review"))
 
+    def remember_marks(self) -> None:
+        """Take the marks file as it is now as seen (an inbox about to read them): only a change
+        after this is an outside keep for `notice_outside_keeps`."""
+        token = review_marks.file_token(self._mgr.paths)
+        with self._lock:
+            self._seen_token = token
+
     def notice_outside_keeps(self) -> bool:
         """Whether the marks file changed since this process last looked at or wrote it — a keep in
         another process (`memory review keep` in a shell) or a file moved away. If so,

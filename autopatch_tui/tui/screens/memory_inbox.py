@@ -137,6 +137,7 @@ class InboxView(Vertical):
     def _load(self, gen: int) -> None:
         review = self.services.manager.review
         try:
+            review.remember_marks()  # what is read now is on screen: a later change is news
             entries = review.items(limit=SHOWN)
             total = review.count() if len(entries) >= SHOWN else len(entries)
         except AutopatchError as exc:  # unreadable marks: say so, keep nothing
