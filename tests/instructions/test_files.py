@@ -174,3 +174,15 @@ def test_loops_nul_bytes_and_over_long_paths_are_passed_over(repo: Path) -> None
     got = load_instructions(repo, scopes)
     assert got.paths == ("AGENTS.md",)
     assert [p for p, _ in got.skipped] == ["src/AGENTS.md"]
+
+
+@pytest.mark.skipif(os.sep != "/", reason="a backslash is a separator on Windows")
+def test_a_backslash_in_a_folder_name_is_part_of_the_name(repo: Path) -> None:
+    put(repo, "AGENTS.md", "ROOT")
+    put(repo, "back\\slash/AGENTS.md", "BACKSLASH-FOLDER rules")
+    put(repo, "back\\slash/x.py", "")
+    put(repo, "back/AGENTS.md", "NOT-THIS: a different folder")
+    put(repo, "back/slash/AGENTS.md", "NOR-THIS")
+    got = load_instructions(repo, ["back\\slash/x.py"])
+    assert got.paths == ("AGENTS.md", "back\\slash/AGENTS.md")
+    assert "BACKSLASH-FOLDER" in got.render() and "NOT-THIS" not in got.render()

@@ -181,7 +181,9 @@ def _folders(repo: Path, scope: str) -> list[tuple[str, Path]]:
     (the scope itself when it is a folder). Walked one component at a time with `lstat`; a symlink
     is resolved by `confine` and must stay inside the repository. A refused or missing component
     ends the walk (the folders above it still count)."""
-    text = scope.strip().replace("\\", "/")
+    text = scope.strip()
+    if os.sep != "/":  # Windows: either separator; on POSIX a backslash is part of a folder's name
+        text = text.replace(os.sep, "/")
     if not text or text.startswith("/"):
         return []
     parts = [p for p in os.path.normpath(text).split("/") if p not in (".", "")]
