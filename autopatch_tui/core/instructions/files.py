@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import functools
 import os
+import re
 import stat
 import threading
 from collections.abc import Sequence
@@ -75,7 +76,7 @@ class Instructions:
         parts += self._blocks
         if self.left_out:
             parts.append(f"({len(self.left_out)} instruction file(s) farther from the request's files were left out "
-                         f"for the bound ({self.bound}): {', '.join(self.left_out)})")
+                         f"for the bound ({self.bound}): {', '.join(_quoted(p) for p in self.left_out)})")
         return "\n".join(parts)
 
     @functools.cached_property
@@ -96,11 +97,26 @@ class Instructions:
 
 def _block(f: InstructionFile) -> str:
     where = "the whole repository" if not f.folder else f"{f.folder}/"
-    return f'<instructions file="{_attr(f.path)}" applies-to="{_attr(where)}">\n{f.text.rstrip()}\n</instructions>'
+    body = _TAG.sub("&lt;", f.text.rstrip())
+    return f'<instructions file="{_attr(f.path)}" applies-to="{_attr(where)}">\n{body}\n</instructions>'
+
+
+# A path goes into the prompt as one line that cannot open or close a tag: a folder's name may hold
+# anything but "/" and NUL (newlines, "<", ">", quotes, line separators, bidi overrides).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# a file's text cannot close its block (nor open a block that would pass for another file's)
+_TAG = re.compile(r"<(?=\s*/?\s*instructions)", re.IGNORECASE)
 
 
 def _attr(text: str) -> str:
-    return text.replace('"', "'").replace("\n", " ")
+    """`text` safe inside a double-quoted attribute: control and bidi characters as visible
+    escapes, then "&", "<", ">" and '"' as entities."""
+    text = _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _quoted(path: str) -> str:
+    return f'"{_attr(path)}"'
 
 
 # --------------------------------------------------------------------------- reading, cached
