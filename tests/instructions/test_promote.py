@@ -225,3 +225,29 @@ def test_the_file_changed_since_the_plan_is_not_overwritten(repo: Path, manager:
         write_promotion(manager, plan)
     assert path.read_text("utf-8") == "# Rules\nedited meanwhile by the user\n"
     assert write_promotion(manager, plan_promotion(manager, [a])) is True
+
+
+def test_promote_keeps_the_lines_it_did_not_write_inside_its_section(repo: Path, manager: MemoryManager,
+                                                                     invoke_cli) -> None:
+    a = item(manager, "Run make check first.", "run make check first please")
+    b = item(manager, "Use pathlib for paths.", "use pathlib")
+    c = item(manager, "Prefer small commits.", "small commits please")
+    assert promote(invoke_cli, a, b, "--yes")[0] == 0
+    path = repo / "AGENTS.md"
+    text = path.read_text("utf-8")
+    # by hand inside the section: a note, an unkeyed bullet, a paragraph after a blank line; and a
+    # formatter wrapped b's bullet so that its ID comment is on the next line
+    bullet_b = next(x for x in section.section_bullets(text) if x.item_id == b).lines
+    wrapped = "* Use pathlib for\n  paths. <!-- memory:" + b + " -->\n" + bullet_b[1] + "\n"
+    hand = "NOTE by hand: ask Ana before removing a rule.\n- A hand-written rule.\n\nA second paragraph.\n"
+    text = text.replace("\n".join(bullet_b) + "\n", wrapped).replace(section.END, hand + section.END)
+    path.write_text(text, "utf-8")
+    manager.forget(a)
+    rc, doc, err = promote(invoke_cli, b, c, "--yes")
+    assert rc == 0 and doc["written"], err
+    after = path.read_text("utf-8")
+    assert hand in after and wrapped in after  # b's words unchanged: its wrapped bullet left as it was
+    assert "Run make check first." not in after
+    assert [x.item_id for x in section.section_bullets(after)] == [b, c]
+    assert after.index(wrapped) < after.index("Prefer small commits.") < after.index(hand)
+    assert promote(invoke_cli, b, c, "--yes")[1]["written"] is False  # idempotent with the hand lines there
