@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.instructions import section
-from autopatch_tui.core.instructions.promote import plan_promotion, write_promotion
+from autopatch_tui.core.instructions.promote import plan_promotion, write_confirmed, write_promotion
 from autopatch_tui.core.manager import MemoryManager
 from tests.support.recall_seed import add_turn, revise_item, seed_item
 
@@ -251,3 +251,21 @@ def test_promote_keeps_the_lines_it_did_not_write_inside_its_section(repo: Path,
     assert [x.item_id for x in section.section_bullets(after)] == [b, c]
     assert after.index(wrapped) < after.index("Prefer small commits.") < after.index(hand)
     assert promote(invoke_cli, b, c, "--yes")[1]["written"] is False  # idempotent with the hand lines there
+
+
+def test_a_confirmed_plan_is_written_only_while_it_is_still_the_diff_shown(repo: Path, manager: MemoryManager) -> None:
+    a = item(manager, "Tag every release.", "tag every release")
+    b = item(manager, "Sign the tags.", "sign them")
+    shown = plan_promotion(manager, [a, b])
+    revise_item(manager.store.conn(), a, subject="releases", statement="Tag and sign every release.")
+    with pytest.raises(Exception, match="changed since the diff was shown"):
+        write_confirmed(manager, shown)
+    assert not (repo / "AGENTS.md").exists()
+    shown = plan_promotion(manager, [a, b])
+    manager.forget(b)
+    with pytest.raises(Exception, match="only active items"):
+        write_confirmed(manager, shown)
+    assert not (repo / "AGENTS.md").exists()
+    shown = plan_promotion(manager, [a])
+    assert write_confirmed(manager, shown) is True
+    assert (repo / "AGENTS.md").read_text("utf-8") == shown.new_text
