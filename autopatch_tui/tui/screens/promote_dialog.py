@@ -52,6 +52,8 @@ class PromoteDialog(ConfirmBase):
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="promote-diff"):
             yield Static(diff_text(self.plan.diff), markup=False)
-        yield Static(Text("Nothing is written until you choose Write. The file is replaced in one step; text "
-                          "outside the marked section is kept as it is.", style="dim"),
+        yield Static(Text("Nothing is written until you choose Write, and then only if the items and the file "
+                          "still give this diff. The file is replaced in one step; text outside the marked "
+                          "section, and lines in it that promote did not write, are kept as they are.",
+                          style="dim"),
                      id="promote-note", markup=False)
