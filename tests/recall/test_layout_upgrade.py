@@ -210,13 +210,20 @@ def test_forget_and_clear_on_an_old_store(old_store: Path) -> None:
     assert inspect_store(db_path(other)).healthy
 
 
-def test_memory_search_and_the_worker_rebuild_but_opening_does_not(old_store: Path) -> None:
+def test_memory_search_never_rebuilds_the_worker_does(old_store: Path) -> None:
     mgr = _open(old_store)
     try:
         conn = mgr.store.conn()
         assert layout_upgrade.is_terms_layout(conn)
-        found = search_memory(mgr, "backward compatibility")
-        assert found and not layout_upgrade.is_terms_layout(conn)
+        old_rows = _terms_rows(conn)
+        catalog = schema.read_catalog(conn)
+        thread = active_thread(conn)
+        for query in QUERIES[:4]:
+            expected = [r["id"] for r in naive_search(conn, RecallQuery("general_chat", ""),
+                                                      policy_for("general_chat", thread), query)]
+            assert [r["id"] for r in search_memory(mgr, query)] == expected
+        assert search_memory(mgr, "backward compatibility")  # not vacuous
+        assert schema.read_catalog(conn) == catalog and _terms_rows(conn) == old_rows  # a read wrote nothing
     finally:
         mgr.close()
     other = make_git_repo(old_store.parent / "worker" / "project")
