@@ -341,12 +341,25 @@ def test_packed_pairs_round_trip_and_refuse_what_pack_never_writes() -> None:
         codes = {rng.randrange(1, 1 << rng.choice((4, 12, 30, 62))) for _ in range(rng.randrange(0, 80))}
         assert postings.unpack(postings.pack(codes)) == sorted(codes)
     assert postings.pack([]) == b"" and postings.unpack(b"") == []
-    for bad in (b"\x80", b"\x05\x00", b"\xff" * 10 + b"\x01", b"\x05\x85"):
+    top = (1 << 63) - 1  # the largest value a record may hold
+    assert postings.unpack(postings.pack([1, top])) == [1, top]
+    too_many = b"\x01" * (postings.MAX_RECORD_CODES + 1)
+    for bad in (b"\x80", b"\x05\x00", b"\xff" * 10 + b"\x01", b"\x05\x85", b"\xff" * 9 + b"\x7f",
+                postings.pack([top]) + b"\x01", too_many):
         with pytest.raises(ValueError):
             postings.unpack(bad)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "missing", "not a blob"])
+DAMAGED_RECORDS = {
+    "garbage": b"\x80",
+    "not a blob": "text",
+    "a value of 2^70": b"\xff" * 9 + b"\x7f",  # ten bytes: more than 63 bits
+    "a total of 2^63": b"\xff" * 8 + b"\x7f" + b"\x01",
+    "too many values": b"\x01" * (postings.MAX_RECORD_CODES + 1),
+}
+
+
+@pytest.mark.parametrize("damage", ["missing", *DAMAGED_RECORDS])
 def test_an_item_whose_postings_record_is_damaged_still_leaves_the_index_completely(manager, damage: str) -> None:
     conn = manager.store.conn()
     keep = seed_item(conn, subject="config cache", statement="Flush the cache on deploy.")
@@ -358,8 +371,8 @@ def test_an_item_whose_postings_record_is_damaged_still_leaves_the_index_complet
         else:
             conn.execute("PRAGMA ignore_check_constraints = ON")
             conn.execute("UPDATE recall_item_postings SET postings = ? WHERE item_row_id = ?",
-                         (b"\x80" if damage == "garbage" else "text", gone.row_id))
-    manager.forget(gone.logical_id)
+                         (DAMAGED_RECORDS[damage], gone.row_id))
+    manager.forget(gone.logical_id)  # neither raises nor leaves a posting behind
     conn.execute("PRAGMA ignore_check_constraints = OFF")
     assert conn.execute("SELECT count(*) FROM recall_postings WHERE item_row_id = ?", (gone.row_id,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM recall_postings WHERE item_row_id = ?", (keep.row_id,)).fetchone()[0] == kept
@@ -426,6 +439,39 @@ def test_a_current_store_with_a_piece_of_either_layout_missing_or_extra_is_degra
     conn.close()
     health = inspect_store(db)
     assert not health.healthy and diagnostic in (health.diagnostic or "")
+
+
+ONE_POSTING = ("(term_id, field, item_row_id, phrase) = (SELECT term_id, field, item_row_id, phrase"
+               " FROM recall_postings WHERE field = 4 LIMIT 1)")
+
+
+@pytest.mark.parametrize(("table", "sql"), [
+    ("recall_dict", "UPDATE recall_dict SET id = 'x' WHERE term = 'cache'"),
+    ("recall_dict", "UPDATE recall_dict SET id = 6.5 WHERE term = 'cache'"),
+    ("recall_dict", "UPDATE recall_dict SET id = 0 WHERE term = 'cache'"),
+    ("recall_meta", "UPDATE recall_meta SET last_term_id = 'many'"),
+    ("recall_meta", "UPDATE recall_meta SET last_term_id = 9223372036854775807"),
+    ("recall_meta", "UPDATE recall_meta SET last_term_id = -1"),
+    ("recall_postings", "UPDATE recall_postings SET term_id = 'zz' WHERE " + ONE_POSTING),
+    ("recall_postings", "UPDATE recall_postings SET term_id = 9223372036854775807 WHERE " + ONE_POSTING),
+    ("recall_postings", "UPDATE recall_postings SET field = 3.5 WHERE " + ONE_POSTING),
+    ("recall_postings", "UPDATE recall_postings SET item_row_id = 'x' WHERE " + ONE_POSTING),
+    ("recall_postings", "UPDATE recall_postings SET phrase = 'first' WHERE " + ONE_POSTING),
+    ("recall_postings", "UPDATE recall_postings SET need = 1.5 WHERE " + ONE_POSTING),
+])
+def test_an_index_value_of_the_wrong_type_or_out_of_range_is_degraded(manager, table: str, sql: str) -> None:
+    """Values a write would choke on (`TypeError`, `OverflowError` in Python) never reach a healthy store."""
+    db = manager.store.db_path
+    seed_item(manager.store.conn(), subject="config cache", statement="Flush it.")
+    manager.close()
+    conn = sqlite3.connect(db, isolation_level=None)
+    with pytest.raises(sqlite3.IntegrityError):  # SQLite itself refuses them ...
+        conn.execute(sql)
+    conn.execute("PRAGMA ignore_check_constraints = ON")  # ... so only a bypass or damage writes them
+    assert conn.execute(sql).rowcount >= 1
+    conn.close()
+    health = inspect_store(db)
+    assert not health.healthy and f"CHECK constraint failed in {table}" in (health.diagnostic or "")
 
 
 def test_a_check_of_the_current_index_is_enforced(manager) -> None:

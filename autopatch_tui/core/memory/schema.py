@@ -28,26 +28,37 @@ def _enum(values: tuple[str, ...]) -> str:
 # posting lists keyed by (term ID, field, item), and per item the list of what it posted (to take an
 # item out in a few seeks; a posting carries no index on the item). No foreign key on the postings:
 # they are reached from `recall_item_postings`, whose row is the item's (and cascades with it).
+# Every integer column is checked to hold an integer (a text or real there would pass a plain
+# comparison), and term IDs stay below MAX_TERM_ID, so a pair (term ID, field) always packs into 64 bits.
+MAX_TERM_ID = 1 << 40
+
+
+def _integer(column: str, low: int | None = None, high: int | None = None) -> str:
+    bounds = f" AND {column} BETWEEN {low} AND {high}" if high is not None else (
+        f" AND {column} >= {low}" if low is not None else "")
+    return f"typeof({column}) = 'integer'{bounds}"
+
+
 RECALL_DDL: tuple[str, ...] = (
-    """CREATE TABLE recall_dict (
+    f"""CREATE TABLE recall_dict (
     term TEXT PRIMARY KEY,
-    id INTEGER NOT NULL CHECK (id >= 1)
+    id INTEGER NOT NULL CHECK ({_integer('id', 1, MAX_TERM_ID)})
 ) WITHOUT ROWID""",
     f"""CREATE TABLE recall_postings (
-    term_id INTEGER NOT NULL,
-    field INTEGER NOT NULL CHECK (field BETWEEN 1 AND {len(C.RECALL_FIELDS)}),
-    item_row_id INTEGER NOT NULL,
-    phrase INTEGER NOT NULL,
-    need INTEGER CHECK ((need IS NULL) = (field = 1) AND (need IS NULL OR need >= 1)),
+    term_id INTEGER NOT NULL CHECK ({_integer('term_id', 1, MAX_TERM_ID)}),
+    field INTEGER NOT NULL CHECK ({_integer('field', 1, len(C.RECALL_FIELDS))}),
+    item_row_id INTEGER NOT NULL CHECK ({_integer('item_row_id')}),
+    phrase INTEGER NOT NULL CHECK ({_integer('phrase', 0)}),
+    need INTEGER CHECK ((need IS NULL) = (field = 1) AND (need IS NULL OR ({_integer('need', 1)}))),
     PRIMARY KEY (term_id, field, item_row_id, phrase)
 ) WITHOUT ROWID""",
     """CREATE TABLE recall_item_postings (
     item_row_id INTEGER PRIMARY KEY REFERENCES memory_items(row_id) ON DELETE CASCADE,
     postings BLOB NOT NULL CHECK (typeof(postings) = 'blob')
 )""",
-    """CREATE TABLE recall_meta (
+    f"""CREATE TABLE recall_meta (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    last_term_id INTEGER NOT NULL CHECK (last_term_id >= 0)
+    last_term_id INTEGER NOT NULL CHECK ({_integer('last_term_id', 0, MAX_TERM_ID)})
 )""",
 )
 

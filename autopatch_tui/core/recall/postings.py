@@ -101,20 +101,31 @@ def pack(codes: Iterable[int]) -> bytes:
     return bytes(out)
 
 
+MAX_RECORD_CODES = 1 << 16  # far above what one item posts; a longer record is taken as damage
+_VALUE_LIMIT = 1 << 63  # SQLite's integers: a pair never comes near (term IDs stay below 2^40)
+
+
 def unpack(blob: bytes) -> list[int]:
-    """The integers `pack` wrote. Raises ValueError for bytes it cannot have written."""
+    """The integers `pack` wrote. Raises ValueError for bytes it cannot have written: a value or
+    total of 2^63 or more, more than MAX_RECORD_CODES values, a repeat, a cut-off varint."""
+    if len(blob) > MAX_RECORD_CODES * 9:
+        raise ValueError("the packed record is too long")
     out: list[int] = []
     prev = value = shift = 0
     for byte in blob:
         value |= (byte & 0x7F) << shift
         if byte & 0x80:
             shift += 7
-            if shift > 63:
+            if shift > 56:  # a tenth byte: 63 bits is the most a value may have
                 raise ValueError("a packed value is too long")
             continue
         if out and value == 0:
             raise ValueError("a packed value repeats")
         prev += value
+        if prev >= _VALUE_LIMIT:
+            raise ValueError("a packed value is out of range")
+        if len(out) == MAX_RECORD_CODES:
+            raise ValueError("the packed record holds too many values")
         out.append(prev)
         value = shift = 0
     if shift:
