@@ -395,6 +395,64 @@ def test_term_ids_are_never_given_twice(manager) -> None:
     assert [r["id"] for r in s.search("zyzzyva")] == [again.logical_id]
 
 
+def _search_ids(manager: MemoryManager, query: str) -> list[str]:
+    s = RecallSession(manager.store.conn, RecallQuery("general_chat", ""), policy_for("general_chat", None))
+    return [r["id"] for r in s.search(query)]
+
+
+def test_a_counter_set_back_is_degraded_and_never_gives_an_id_twice(manager) -> None:
+    conn = manager.store.conn()
+    config = seed_item(conn, subject="config cache", statement="Flush the config cache on deploy.")
+    seed_item(conn, subject="zebra crossing", statement="Stripes at the gate.")
+    seed_item(conn, subject="release train", statement="Ship the release train on friday.")
+    with write_txn(conn):
+        conn.execute("UPDATE recall_meta SET last_term_id = 0")
+    health = inspect_store(manager.store.db_path)  # found when the store is opened ...
+    assert not health.healthy and "term IDs above the ID counter in recall_dict" in (health.diagnostic or "")
+    # ... and set back while a process has it open, the next write still gives IDs no text holds
+    quokka = seed_item(conn, subject="quokka marsupial", statement="A quokka is a small marsupial.")
+    ids = [r[0] for r in conn.execute("SELECT id FROM recall_dict")]
+    assert len(ids) == len(set(ids))
+    assert _search_ids(manager, "config cache") == [config.logical_id]
+    assert _search_ids(manager, "quokka marsupial") == [quokka.logical_id]
+
+
+def test_a_counter_at_its_limit_refuses_new_terms_with_a_clear_error_and_loses_nothing(manager) -> None:
+    from autopatch_tui.core.errors import MemorySchemaError
+
+    conn = manager.store.conn()
+    item = seed_item(conn, subject="config cache", statement="Flush it.")
+    with write_txn(conn):
+        conn.execute("UPDATE recall_meta SET last_term_id = ?", (schema.MAX_TERM_ID,))
+    with pytest.raises(MemorySchemaError, match="term IDs are used up"):
+        seed_item(conn, subject="quokka marsupial", statement="A brand-new term.")
+    assert conn.execute("SELECT count(*) FROM memory_items WHERE subject = 'quokka marsupial'").fetchone()[0] == 0
+    manager.forget(item.logical_id)  # taking an item out gives no ID
+    assert conn.execute("SELECT count(*) FROM recall_postings").fetchone()[0] == 0
+
+
+def test_a_term_id_given_twice_is_degraded(manager) -> None:
+    conn = manager.store.conn()
+    seed_item(conn, subject="config cache", statement="Flush it.")
+    with write_txn(conn):
+        conn.execute("UPDATE recall_dict SET id = (SELECT id FROM recall_dict WHERE term = 'config')"
+                     " WHERE term = 'cache'")
+    health = inspect_store(manager.store.db_path)
+    assert not health.healthy and "a term ID given to more than one text" in (health.diagnostic or "")
+
+
+def test_postings_under_an_id_above_the_counter_are_degraded(manager) -> None:
+    conn = manager.store.conn()
+    seed_item(conn, subject="config cache", statement="Flush it.")
+    with write_txn(conn):  # the dictionary entry of the highest ID lost, and the counter set back below it
+        top = conn.execute("SELECT max(term_id) FROM recall_postings").fetchone()[0]
+        conn.execute("DELETE FROM recall_dict WHERE id = ?", (top,))
+        conn.execute("UPDATE recall_meta SET last_term_id = ?", (top - 1,))
+    health = inspect_store(manager.store.db_path)
+    assert not health.healthy
+    assert "postings under a term ID above the ID counter in recall_postings" in (health.diagnostic or "")
+
+
 # --------------------------------------------------------------------------- the catalog
 
 

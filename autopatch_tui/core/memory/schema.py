@@ -62,6 +62,16 @@ RECALL_DDL: tuple[str, ...] = (
 )""",
 )
 
+# Rules of the recall index that no CHECK can state (a CHECK sees one row): (table, what breaks it,
+# a query counting what breaks it). `health.check_problem` runs those of the tables a store holds.
+_COUNTER = "(SELECT last_term_id FROM recall_meta WHERE id = 1)"
+RECALL_RULES: tuple[tuple[str, str, str], ...] = (
+    ("recall_dict", "a term ID given to more than one text", "SELECT count(*) - count(DISTINCT id) FROM recall_dict"),
+    ("recall_dict", "term IDs above the ID counter", f"SELECT count(*) FROM recall_dict WHERE id > {_COUNTER}"),
+    ("recall_postings", "postings under a term ID above the ID counter",
+     f"SELECT count(*) FROM (SELECT max(term_id) AS top FROM recall_postings) WHERE top > {_COUNTER}"),
+)
+
 # The recall index of the stores written before issue 23, exactly as they hold it (never created
 # again; `layout_upgrade` rebuilds it into `RECALL_DDL`).
 TERMS_RECALL_DDL: tuple[str, ...] = (

@@ -33,6 +33,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from autopatch_tui.core.constants import RECALL_FIELDS
+from autopatch_tui.core.errors import MemorySchemaError
+from autopatch_tui.core.memory.schema import MAX_TERM_ID
 from autopatch_tui.core.recall.phrase_index import item_phrases, phrase_key
 from autopatch_tui.core.recall.terms import content_terms
 
@@ -137,11 +139,25 @@ def unpack(blob: bytes) -> list[int]:
 
 
 def _last_term_id(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT last_term_id FROM main.recall_meta WHERE id = 1").fetchone()
-    if row is not None:
-        return int(row[0])
-    # the counter row is gone (only damage does that): the dictionary itself says what was given out
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM main.recall_dict").fetchone()[0])
+    """The highest term ID given out: the counter, or a posting's ID above it (a counter set back by
+    damage must not give an ID twice; `health` checks the dictionary against the counter)."""
+    counter, top = conn.execute("SELECT (SELECT last_term_id FROM main.recall_meta WHERE id = 1),"
+                                " (SELECT max(term_id) FROM main.recall_postings)").fetchone()
+    if counter is None:  # the counter row is gone (only damage does that): the dictionary says what was given
+        counter = conn.execute("SELECT coalesce(max(id), 0) FROM main.recall_dict").fetchone()[0]
+    if not isinstance(counter, int) or not isinstance(top, int | None):  # the CHECKs keep these out
+        raise MemorySchemaError("the recall index's term ID counter is damaged")
+    return max(counter, top or 0)
+
+
+def reserve_ids(conn: sqlite3.Connection, count: int) -> int:
+    """Inside a write txn: give out `count` new term IDs. Returns the last ID given before them (the
+    new ones are that + 1 … that + count)."""
+    last = _last_term_id(conn)
+    if last + count > MAX_TERM_ID:
+        raise MemorySchemaError("the recall index's term IDs are used up (its counter is damaged)")
+    conn.execute("INSERT OR REPLACE INTO main.recall_meta (id, last_term_id) VALUES (1, ?)", (last + count,))
+    return last
 
 
 def assign_ids(conn: sqlite3.Connection, texts: Iterable[str]) -> dict[str, int]:
@@ -150,10 +166,9 @@ def assign_ids(conn: sqlite3.Connection, texts: Iterable[str]) -> dict[str, int]
     ids: dict[str, int] = INDEX.ids(conn, wanted)  # type: ignore[assignment]
     new = [t for t in wanted if t not in ids]
     if new:
-        last = _last_term_id(conn)
+        last = reserve_ids(conn, len(new))
         fresh = {t: last + n for n, t in enumerate(new, start=1)}
         conn.executemany("INSERT INTO main.recall_dict (term, id) VALUES (?, ?)", fresh.items())
-        conn.execute("INSERT OR REPLACE INTO main.recall_meta (id, last_term_id) VALUES (1, ?)", (last + len(new),))
         ids.update(fresh)
     return ids
 
