@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from autopatch_tui.core.constants import RECALL_FIELDS
@@ -160,6 +160,21 @@ def reserve_ids(conn: sqlite3.Connection, count: int) -> int:
     return last
 
 
+def add_texts(conn: sqlite3.Connection, new_texts: str, params: Sequence[object] = ()) -> int:
+    """Inside a write txn: give IDs, in text order, to the texts the query `new_texts` selects (one
+    column, distinct, none of them in the dictionary yet). Returns how many (the rebuild's bulk path)."""
+    last = _last_term_id(conn)
+    try:
+        conn.execute(f"WITH t (term) AS ({new_texts}) INSERT INTO main.recall_dict (term, id)"
+                     " SELECT term, ? + row_number() OVER (ORDER BY term) FROM t", (*params, last))
+    except sqlite3.IntegrityError as exc:  # above MAX_TERM_ID: only a damaged counter gets there
+        raise MemorySchemaError("the recall index's term IDs are used up (its counter is damaged)") from exc
+    added = int(conn.execute("SELECT changes()").fetchone()[0])  # (a WITH statement has no rowcount)
+    if added:
+        conn.execute("INSERT OR REPLACE INTO main.recall_meta (id, last_term_id) VALUES (1, ?)", (last + added,))
+    return added
+
+
 def assign_ids(conn: sqlite3.Connection, texts: Iterable[str]) -> dict[str, int]:
     """Inside a write txn: the ID of every text, new ones given out for texts never seen."""
     wanted = list(dict.fromkeys(texts))
@@ -183,10 +198,13 @@ def index_item(conn: sqlite3.Connection, row_id: int, postings: list[Posting]) -
                  (row_id, pack(term_id << FIELD_BITS | field for term_id, field, *_ in rows)))
 
 
-def unindex_item(conn: sqlite3.Connection, row_id: int) -> None:
-    """Inside a write txn: take every posting of an item out (its revision left `active`)."""
+def unindex_item(conn: sqlite3.Connection, row_id: int, *, known: Collection[int] | None = None) -> None:
+    """Inside a write txn: take every posting of an item out (its revision left `active`).
+
+    `known`: while the index is being rebuilt (`layout_upgrade`), the item's pairs as the first
+    layout holds them; an item the rebuild has not reached has no record, and no postings but those."""
     row = conn.execute("SELECT postings FROM main.recall_item_postings WHERE item_row_id = ?", (row_id,)).fetchone()
-    codes: list[int] | None = None
+    codes: list[int] | None = [] if row is None and known is not None else None
     if row is not None and isinstance(row[0], bytes):
         try:
             codes = unpack(row[0])
@@ -200,5 +218,5 @@ def unindex_item(conn: sqlite3.Connection, row_id: int) -> None:
     else:
         mask = (1 << FIELD_BITS) - 1
         conn.executemany("DELETE FROM main.recall_postings WHERE term_id = ? AND field = ? AND item_row_id = ?",
-                         [(code >> FIELD_BITS, code & mask, row_id) for code in codes])
+                         [(code >> FIELD_BITS, code & mask, row_id) for code in sorted({*codes, *(known or ())})])
     conn.execute("DELETE FROM main.recall_item_postings WHERE item_row_id = ?", (row_id,))
