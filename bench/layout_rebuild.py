@@ -1,6 +1,7 @@
 """The one-time rebuild of a first-layout recall index, as the app runs it, with a user typing.
 
     .venv/bin/python bench/layout_rebuild.py [--sizes 10000,100000] [--turn-every 0.5] [--no-cache]
+    .venv/bin/python bench/layout_rebuild.py --store OLD_LAYOUT_MEMORY.db
 
 For each size it takes `bench/recall.py`'s synthetic store (built once and cached there), writes a copy
 of it with the recall index in the layout of the releases before issue 23 (`bench/store_size.py`'s
@@ -139,25 +140,40 @@ def _copy_repo(src_repo: Path, db: Path, dest: Path) -> Path:
     return repo
 
 
-def measure(n: int, src_repo: Path, terms_db: Path, work: Path, turn_every: float) -> None:
-    # baseline: the same loops, the worker idle on a store with nothing to rebuild
-    repo = _copy_repo(src_repo, src_repo / ".autopatch-j" / "memory.db", work / f"baseline-{n}")
+def _baseline(repo: Path, turn_every: float) -> tuple[list[float], list[float], list[str]]:
+    """The same loops, the worker idle on a store with nothing to rebuild."""
     mgr = MemoryManager.open(repo, load_settings())
     mgr.start_background()
-    base_late, base_waits, _, base_errors = _observe(mgr, mgr.store.db_path, None, BASELINE_SECONDS, turn_every)
+    late, waits, _, errors = _observe(mgr, mgr.store.db_path, None, BASELINE_SECONDS, turn_every)
     mgr.close()
+    return late, waits, errors
 
-    repo = _copy_repo(src_repo, terms_db, work / f"rebuild-{n}")
+
+def measure(n: int | str, src_repo: Path | None, terms_db: Path, work: Path, turn_every: float) -> None:
+    """`src_repo`: the same items in the current layout, for the baseline (run first); None: the
+    baseline runs after the rebuild, on the rebuilt copy."""
+    if src_repo is not None:
+        base_late, base_waits, base_errors = _baseline(
+            _copy_repo(src_repo, src_repo / ".autopatch-j" / "memory.db", work / f"baseline-{n}"), turn_every)
+
+    repo = _copy_repo(src_repo or work, terms_db, work / f"rebuild-{n}")
     db = repo / ".autopatch-j" / "memory.db"
     file_before = _size(db)
     _Recorded.made.clear()
     mgr = MemoryManager.open(repo, load_settings())
     done = threading.Event()
 
-    def watch() -> None:  # its own read-only look at the catalog, every 50 ms
-        while _state(db) != CURRENT:
+    def watch() -> None:  # its own look at the catalog, every 50 ms
+        while True:
+            try:
+                if _state(db) == CURRENT:
+                    break
+            except sqlite3.Error as exc:  # a look that fails is counted, and the watch goes on
+                looks_failed.append(type(exc).__name__)
             time.sleep(0.05)
         done.set()
+
+    looks_failed: list[str] = []
 
     watcher = threading.Thread(target=watch, name="bench-watch")
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -167,6 +183,8 @@ def measure(n: int, src_repo: Path, terms_db: Path, work: Path, turn_every: floa
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     watcher.join()
     mgr.close()
+    if src_repo is None:
+        base_late, base_waits, base_errors = _baseline(repo, turn_every)
     txns = [t for r in _Recorded.made for t in r.transactions if t.phase not in ("done", "stopped")]
     longest = max(txns, key=lambda t: t.wall)
     print(f"\n{n} items: file {file_before / 1e6:.1f} MB before, {_size(db) / 1e6:.1f} MB after"
@@ -183,12 +201,16 @@ def measure(n: int, src_repo: Path, terms_db: Path, work: Path, turn_every: floa
     print(f"  begin_turn wait: during the rebuild {_ms(waits)}; baseline {_ms(base_waits)}")
     print(f"  turns that failed: during {len(errors)} {sorted(set(errors))}; baseline {len(base_errors)}")
     print(f"  UI loop (5 ms sleep) woke late: during {_ms(late)}; baseline {_ms(base_late)}")
+    if looks_failed:
+        print(f"  the bench's own catalog looks that failed: {len(looks_failed)} {sorted(set(looks_failed))}")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--turn-every", type=float, default=0.5)
+    ap.add_argument("--store", type=Path, help="an old-layout memory.db to rebuild instead of the bench's stores"
+                                              " (the baseline then runs on its rebuilt copy)")
     ap.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
     ap.add_argument("--no-cache", action="store_true", help="build bench/recall.py's stores afresh (and delete them)")
     args = ap.parse_args(argv)
@@ -206,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
           f" a turn every {args.turn_every:g} s; rebuild batches {layout_rebuild.BATCH_SECONDS * 1e3:.0f} ms,"
           f" pauses >= {layout_rebuild.MIN_PAUSE_SECONDS * 1e3:.0f} ms")
     try:
+        if args.store is not None:
+            conn = sqlite3.connect(f"file:{args.store}?mode=ro", uri=True)
+            items = conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
+            conn.close()
+            measure(f"{items} (--store)", None, args.store, work, args.turn_every)
+            return 0
         for n in [int(s) for s in args.sizes.split(",") if s]:
             repo, _threads, _secs, reused = recall_bench._store(base, n, args.workers, cache)
             terms = base / f"terms-layout-{n}.db"
