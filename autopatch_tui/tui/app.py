@@ -17,12 +17,14 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from autopatch_tui.core.agent.prompt_report import PromptReport
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.events import (
     FlushProgress,
     JobFinished,
     MemoryChanged,
     Notice,
+    PromptMeasured,
     QueueCounts,
 )
 from autopatch_tui.core.logs import log_path
@@ -74,6 +76,8 @@ class AutopatchApp(App):
     memory_version: var[int] = var(0)
     job_events: var[int] = var(0)
     store_generation: var[int] = var(0)  # +1 when the app reopened on another store
+    last_prompt: var[PromptReport | None] = var(None)  # the last chat/repair request's prompt by part (tokens)
+    review_count: var[int] = var(0)  # Memory items awaiting review (contracts §8), for the status bar
     # set by `launch_app` (the real process): after the first frame, `gc.freeze()` the start-up objects
     # (see tui/gc_tuning.py); tests leave it off, so their process-wide GC is untouched
     freeze_gc_after_start = False
@@ -199,11 +203,12 @@ class AutopatchApp(App):
         report = mgr.status()
         j = report.jobs
         counts = (j.pending, j.leased, j.retry_wait, j.failed)
-        self.call_from_thread(self._apply_state, counts, report.active_thread_id or "")
+        self.call_from_thread(self._apply_state, counts, report.active_thread_id or "", report.review.new)
 
-    def _apply_state(self, counts: tuple[int, int, int, int], thread_id: str) -> None:
+    def _apply_state(self, counts: tuple[int, int, int, int], thread_id: str, review: int = 0) -> None:
         self.job_counts = counts
         self.active_thread = thread_id
+        self.review_count = review
         self.health = "healthy" if self.manager.healthy else "degraded"
 
     def on_core_event(self, message: CoreEvent) -> None:
@@ -218,6 +223,8 @@ class AutopatchApp(App):
         elif isinstance(event, Notice):
             self.notify(event.text, severity="error" if event.level == "error" else
                         "warning" if event.level == "warning" else "information", markup=False)
+        elif isinstance(event, PromptMeasured):
+            self.last_prompt = event.report
         elif isinstance(event, FlushProgress):
             screen = self.screen
             if hasattr(screen, "set_busy"):
@@ -245,14 +252,23 @@ class AutopatchApp(App):
         """Switch to a screen: chat is the base; every other screen sits alone on top of it. Screens
         are built once and kept (installed), so coming back is instant and keeps their state; they
         follow the App's reactive state while hidden."""
-        if name not in SCREEN_KEYS or self.screen.name == name:
+        if name not in SCREEN_KEYS:
+            return
+        if self.screen.name == name:  # its key again: a screen with views shows the next one
+            next_view = getattr(self.screen, "action_next_view", None)
+            if next_view is not None:
+                next_view()
             return
         while len(self.screen_stack) > 2:  # Textual's default screen + chat
             await self.pop_screen()
         if name != "chat":
-            if not self.is_screen_installed(name):
+            fresh = not self.is_screen_installed(name)
+            if fresh:
                 self.install_screen(self.make_screen(name), name)
             await self.push_screen(name)
+            opened = getattr(self.screen, "opened", None)
+            if not fresh and opened is not None:  # a kept screen is opened again (a new one does on mount)
+                opened()
 
     async def action_help(self) -> None:
         """The current screen's keys, generated from its bindings (F1, or `?` outside text fields)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 
 if TYPE_CHECKING:
@@ -24,7 +24,8 @@ def search_memory(manager: MemoryManager, query: str, intent: str = "general_cha
     # is searched through `layout_upgrade.reading`; only the app's Memory worker rebuilds it
     conn_factory = manager.store.read_conn
     thread_id = turn_ops.active_thread_id(conn_factory())
-    session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy_for(intent, thread_id))
+    policy = manager.review.policy(intent, thread_id, conn_factory())  # approval mode hides unreviewed items
+    session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy)
     try:
         return session.search(query)
     finally:

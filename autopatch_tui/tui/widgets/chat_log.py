@@ -8,10 +8,13 @@ from typing import Any
 from rich.text import Text
 from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownStream
 
+from autopatch_tui.core.memory.turn_memory import MemoryNote
 from autopatch_tui.tui.widgets.markdown_view import markdown_view
+from autopatch_tui.tui.widgets.memory_turn_note import MemoryTurnNote
 
 
 class UserMessage(Static):
@@ -62,8 +65,16 @@ class ChatLog(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
-    async def add_user(self, text: str) -> None:
-        await self.mount(UserMessage(text))
+    async def add_user(self, text: str) -> UserMessage:
+        widget = UserMessage(text)
+        await self.mount(widget)
+        return widget
+
+    async def add_memory_note(self, turn_id: str, notes: list[MemoryNote], *, after: Widget) -> MemoryTurnNote:
+        """What a turn's Memory work did, right under the turn (`after`: its answer or note)."""
+        note = MemoryTurnNote(turn_id, notes)
+        await self.mount(note, after=after)
+        return note
 
     async def add_assistant(self, markdown: str) -> AssistantMessage:
         widget = AssistantMessage(markdown)
