@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from autopatch_tui.cli.after_answer import check_after_answer
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY, add_memory_parsers
 from autopatch_tui.cli.output import error, warn
@@ -104,7 +105,9 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
                 reads = args.handler in WORKS_READ_ONLY or getattr(args.handler, "reads_only", False)
                 if not mgr.healthy and args.handler not in WORKS_DEGRADED and not (reads and mgr.readable):
                     mgr.require_healthy()
-                return int(args.handler(mgr, args))
+                rc = int(args.handler(mgr, args))
+                check_after_answer(mgr)  # the deep store check, bounded, once the answer is out
+                return rc
             finally:
                 closing.started = True  # a later signal no longer interrupts: the close is bounded
                 mgr.close()

@@ -50,6 +50,7 @@ from autopatch_tui.core.memory.models import (
 )
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
 from autopatch_tui.core.memory.store import MemoryStore
+from autopatch_tui.core.memory.verdicts import Verdict, VerdictMemo
 from autopatch_tui.core.paths import StorePaths, write_private_text
 from autopatch_tui.core.pipeline.closing import stop_closing
 from autopatch_tui.core.pipeline.model_io import MemoryModel
@@ -111,6 +112,7 @@ class MemoryManager:
         self.summary_stale = False
         self.client = client if client is not None else LLMClient.from_settings(settings)
         self.memory_model, self.model_problem = build_memory_model(settings, self.client)
+        self.verdicts = VerdictMemo(settings.home)  # the deep check's verdicts, per file state
         identity = identity_for(repo)
         self.store = self._open_store(identity, register)
         self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
@@ -140,7 +142,7 @@ class MemoryManager:
                 if self.redirect.db_path is None:
                     return MemoryStore.unavailable(self.paths, identity, self.redirect.diagnostic or "merged away")
                 self.paths = StorePaths.for_db(self.redirect.db_path)
-            store = MemoryStore.open(self.paths, identity, clock=self.clock)
+            store = MemoryStore.open(self.paths, identity, clock=self.clock, memo=self.verdicts)
             if registry is not None and store.healthy:
                 try:
                     meta = store.conn().execute("SELECT store_name, root, remote, label FROM memory_meta").fetchone()
@@ -210,6 +212,18 @@ class MemoryManager:
             return degraded_status(self.paths, self.store.health.schema_version, problem,
                                    cause=self.store.health.cause)
         return healthy_status(conn, self.paths, summary_stale=self.summary_stale)
+
+    def verify_store(self, timeout: float | None = None) -> Verdict | None:
+        """The deep consistency check of a store the open-time check passed (`deep_check.py`;
+        remembered per file state, so a repeat open does not pay it). A fault degrades the store
+        at once: the pipeline stops, nothing is written after, the summary goes stale (the spec's
+        startup recovery). None when it was not needed, cancelled, or out of `timeout` seconds."""
+        verdict = self.store.verify(timeout)
+        if verdict is not None and not verdict.healthy:
+            if self._runner is not None:
+                self._runner.stop()
+            self._on_damage(self.store.health.diagnostic or "the consistency check failed")
+        return verdict
 
     def recover(self) -> list[str]:
         """Startup recovery: open turns whose lease expired become `interrupted` and get queued."""
@@ -424,8 +438,13 @@ class MemoryManager:
         if self._worker is None:
             from autopatch_tui.core.pipeline.worker import BackgroundWorker
 
-            self._worker = BackgroundWorker(self.runner)
+            # its first work is the deep check: no automatic write before the store's verdict
+            self._worker = BackgroundWorker(self.runner, before_work=self._verified_for_work)
         return self._worker
+
+    def _verified_for_work(self) -> bool:
+        self.verify_store()
+        return self.store.healthy
 
     def close(self, *, join_timeout: float = 5.0) -> None:
         """Stop every pipeline step, background flush and turn keeper; hand back the jobs this owner

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autopatch_tui.core.errors import SymlinkRefusedError
 from autopatch_tui.core.memory.health import JOURNAL, NOT_A_FILE, PERMISSION, SYMLINK, Health
-from autopatch_tui.core.memory.sqlite import garbage_journal, open_readwrite, opened_file
+from autopatch_tui.core.memory.sqlite import garbage_journal, open_reader, open_readwrite, opened_file, side_file
 from autopatch_tui.core.paths import (
     StorePaths,
     create_private_file,
@@ -123,13 +123,14 @@ def ensure_gitignore(paths: StorePaths) -> None:
             os.close(fd)
 
 
-def open_verified(paths: StorePaths) -> sqlite3.Connection:
-    """A read-write connection to `paths.db`, refused when SQLite opened anything but the checked
-    file (a link planted between the check and the open)."""
+def open_verified(paths: StorePaths, *, reader: bool = False) -> sqlite3.Connection:
+    """A read-write connection to `paths.db` (with `reader`: a plain read-only one, see
+    `sqlite.open_reader`), refused when SQLite opened anything but the checked file (a link
+    planted between the check and the open)."""
     link = symlink_in(paths)
     if link is not None:
         raise SymlinkRefusedError(_link_text(link), link)
-    conn = open_readwrite(paths.db)
+    conn = open_reader(paths.db) if reader else open_readwrite(paths.db)
     try:
         link = symlink_in(paths)
         if link is not None:
@@ -143,8 +144,10 @@ def open_verified(paths: StorePaths) -> sqlite3.Connection:
 
 
 def move_aside_odd_files(paths: StorePaths, now: float) -> list[Path]:
-    """For an explicit clear: every symlink and every non-file on the way to the database is
-    renamed aside (never deleted; a link's target is untouched). Returns the new paths."""
+    """For an explicit clear: every symlink, every non-file and every file with more than one hard
+    link on the way to the database is renamed aside (never deleted; a link's target and a hard
+    link's other names are untouched). A hard-linked `memory.db` takes its `-wal` along under the
+    matching name, so the moved file still opens with its last commits. Returns the new paths."""
     moved: list[Path] = []
     link = symlink_in(paths)
     while link is not None:
@@ -153,6 +156,24 @@ def move_aside_odd_files(paths: StorePaths, now: float) -> list[Path]:
     if os.path.lexists(paths.state_dir) and not paths.state_dir.is_dir():
         moved.append(move_aside(paths.state_dir, now))
     for artifact in paths.db_artifacts():
-        if os.path.lexists(artifact) and not stat.S_ISREG(os.lstat(artifact).st_mode):
-            moved.append(move_aside(artifact, now))
+        try:
+            st = os.lstat(artifact)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            aside = move_aside(artifact, now)
+            moved.append(aside)
+            if artifact == paths.db:
+                moved.extend(_move_wal_along(paths.db, aside))
     return moved
+
+
+def _move_wal_along(db: Path, aside: Path) -> list[Path]:
+    wal, target = side_file(db, "-wal"), side_file(aside, "-wal")
+    try:
+        if not stat.S_ISREG(os.lstat(wal).st_mode) or os.path.lexists(target):
+            return []
+    except FileNotFoundError:
+        return []
+    os.rename(wal, target)
+    return [target]

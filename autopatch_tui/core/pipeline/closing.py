@@ -57,6 +57,7 @@ def _join(threads: list[threading.Thread], runner: Any, join_timeout: float) -> 
 
 def stop_closing(mgr: Any, join_timeout: float) -> None:
     runner, worker = mgr._runner, mgr._worker  # None when never used: nothing to stop (and no import)
+    mgr.store.cancel_verify()  # a deep store check in progress ends at once, without a verdict
     if runner is not None:
         runner.summary_schedule.flush()  # a coalesced summary refresh still due is written now
         runner.stop()

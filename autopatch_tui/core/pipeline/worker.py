@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable
 
 from autopatch_tui.core.errors import MemoryStoreError
 from autopatch_tui.core.pipeline.runner import PipelineRunner
@@ -15,8 +16,10 @@ log = logging.getLogger(__name__)
 
 
 class BackgroundWorker:
-    def __init__(self, runner: PipelineRunner, *, poll_seconds: float = 1.0) -> None:
+    def __init__(self, runner: PipelineRunner, *, poll_seconds: float = 1.0,
+                 before_work: Callable[[], bool] | None = None) -> None:
         self.runner = runner
+        self.before_work = before_work  # runs first in the thread (the deep store check); False: no work
         self.poll_seconds = poll_seconds
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -56,6 +59,13 @@ class BackgroundWorker:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        if self.before_work is not None:
+            try:
+                if not self.before_work():
+                    return
+            except MemoryStoreError as exc:  # closed or degraded meanwhile: nothing to do
+                log.info("memory worker not started: %s", type(exc).__name__)
+                return
         self._backfill_phrase_index()
         while not self._stop.is_set():
             outcome = None

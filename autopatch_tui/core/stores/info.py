@@ -11,7 +11,8 @@ from pathlib import Path
 from autopatch_tui.core.identity.remote import normalize_remote_url
 from autopatch_tui.core.identity.repo import read_origin_remote
 from autopatch_tui.core.memory.health import inspect_store
-from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
+from autopatch_tui.core.memory.readonly import open_readonly
+from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_SUBJECTS = 24
