@@ -439,7 +439,8 @@ class MemoryManager:
             from autopatch_tui.core.pipeline.worker import BackgroundWorker
 
             # its first work is the deep check: no automatic write before the store's verdict
-            self._worker = BackgroundWorker(self.runner, before_work=self._verified_for_work)
+            self._worker = BackgroundWorker(self.runner, before_work=self._verified_for_work,
+                                            cancel_before_work=self.store.cancel_verify)
         return self._worker
 
     def _verified_for_work(self) -> bool:

@@ -17,9 +17,11 @@ log = logging.getLogger(__name__)
 
 class BackgroundWorker:
     def __init__(self, runner: PipelineRunner, *, poll_seconds: float = 1.0,
-                 before_work: Callable[[], bool] | None = None) -> None:
+                 before_work: Callable[[], bool] | None = None, cancel_before_work: Callable[[], None] | None = None,
+                 ) -> None:
         self.runner = runner
         self.before_work = before_work  # runs first in the thread (the deep store check); False: no work
+        self.cancel_before_work = cancel_before_work  # `stop()` ends it at once
         self.poll_seconds = poll_seconds
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -55,13 +57,17 @@ class BackgroundWorker:
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
         self._wake.set()
+        if self.cancel_before_work is not None:
+            self.cancel_before_work()
         if self._thread is not None:
             self._thread.join(timeout)
 
     def _run(self) -> None:
         if self.before_work is not None:
+            if self._stop.is_set():
+                return
             try:
-                if not self.before_work():
+                if not self.before_work() or self._stop.is_set():
                     return
             except MemoryStoreError as exc:  # closed or degraded meanwhile: nothing to do
                 log.info("memory worker not started: %s", type(exc).__name__)
