@@ -24,12 +24,12 @@ def check_lock(home: Path, db: Path, *, wait: bool = False) -> int | None:
     closes it to release the lock), HELD when another process holds it (`wait`: block until it is
     free), or None when no lock can be had here (a read-only home, a link: check without one)."""
     import fcntl
-    import hashlib
 
     from autopatch_tui.core.errors import AutopatchError
+    from autopatch_tui.core.ids import sha256_hex
     from autopatch_tui.core.paths import create_private_file
 
-    name = hashlib.sha256(os.path.realpath(db).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    name = sha256_hex(os.path.realpath(db).encode("utf-8", "surrogateescape"))[:24]
     path = home / LOCK_DIR / f"{name}.lock"
     try:
         create_private_file(home, path)

@@ -148,13 +148,14 @@ def test_a_live_writer_is_read_as_it_commits(tmp_path: Path) -> None:
 
 
 def test_a_hot_journal_beside_a_wal_file_is_refused(tmp_path: Path) -> None:
-    """A rollback journal a read-write connection would replay into the file (so no read-only look
-    can see what it will read): the store is degraded (cause `journal`), and nothing is written."""
+    """A rollback journal a read-write connection would replay into the file (a WAL file's too, so
+    no read-only look can see what it will read): the store is degraded (cause `journal`), and
+    nothing is written or created."""
     db = _store(tmp_path / "store")
     head = db.read_bytes()[:512]
     db.with_name("memory.db-journal").write_bytes(readonly.JOURNAL_MAGIC + b"\x00\x00\x00\x01" + head)
     before = tree_fingerprint(db.parent)
-    assert readonly.read_plan(db) == readonly.HOT_JOURNAL
+    assert readonly.read_plan(db) == readonly.LOCKING
     health = inspect_store(db)
     assert not health.healthy and health.cause == "journal" and "memory.db-journal" in (health.diagnostic or "")
     assert tree_fingerprint(db.parent) == before

@@ -160,6 +160,7 @@ def test_stores_without_phrase_rows_are_backfilled_by_the_worker_and_search(repo
     try:
         conn = mgr.store.conn()
         assert phrase_index.missing(conn)  # opening writes nothing
+        mgr.verify_store()  # the worker's very first work (no automatic write before the store's verdict)
         mgr.start_background()  # the app's worker backfills first, off the start-up path
         mgr.worker.stop(5)
         assert not phrase_index.missing(conn)

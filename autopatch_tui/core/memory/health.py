@@ -3,8 +3,8 @@ modifying anything, in time independent of the store's size.
 
 A store is healthy at open when: it is an SQLite file (header, page size, whole pages) that no
 other name links to (link count 1, side files too: cause `hard_link`); read exactly as the
-read-write connection will read it — its `-wal` included (`readonly.read_plan`); a hot `-journal`
-beside a WAL file is refused (cause `journal`) — its `user_version` is 4; its catalog equals
+read-write connection will read it — its `-wal` included, a hot `-journal` refused (cause
+`journal`) (`readonly.read_plan`) — its `user_version` is 4; its catalog equals
 exactly what `schema.DDL` creates; `memory_meta` holds its one row (id 1); and one thread is
 active, found through the unique partial index `threads_one_active`. Each of these reads a few
 pages (O(1) or O(log N)); nothing scans a table.
@@ -20,11 +20,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autopatch_tui.core.constants import DB_SIDE_SUFFIXES, SCHEMA_VERSION
-from autopatch_tui.core.memory.readonly import HOT_JOURNAL, open_readonly, read_plan
+from autopatch_tui.core.memory.readonly import open_readonly
 from autopatch_tui.core.memory.schema import CatalogEntry, expected_catalog, read_catalog
 from autopatch_tui.core.memory.sqlite import side_file
 
@@ -40,6 +41,7 @@ class Health:
     empty: bool = False  # a zero-length or object-free, version-0 file: safe to bootstrap
     cause: str | None = None  # degraded: a stable word (contracts §5)
     readable: bool = False  # degraded but intact and readable (cause "read_only"): read commands work
+    read: object = None  # what `inspect_store(..., then=...)` read through the checking connection
 
 
 # causes (contracts §5 `cause`); permission problems never suggest `memory clear`
@@ -149,9 +151,10 @@ def hard_link_problem(db: Path) -> str | None:
     return None
 
 
-def inspect_store(path: Path) -> Health:
+def inspect_store(path: Path, then: Callable[[sqlite3.Connection], object] | None = None) -> Health:
     """The open-time check of `path` (see the module doc), creating or changing no file in its
-    folder. A missing or zero-length file reports `empty=True`."""
+    folder. A missing or zero-length file reports `empty=True`. `then`, when the store is healthy,
+    reads more through the same connection (its result is `Health.read`)."""
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -170,15 +173,15 @@ def inspect_store(path: Path) -> Health:
         if cause == PERMISSION:
             problem = f"cannot read {path}: no read permission"
         return Health(False, 0, f"{problem} (supported schema version {SCHEMA_VERSION}, found unknown)", cause=cause)
-    plan = read_plan(path)
-    if plan == HOT_JOURNAL:
-        return Health(False, 0, HOT_JOURNAL_TEXT, cause=JOURNAL)
     try:
-        conn = open_readonly(path, plan=plan)
+        conn = open_readonly(path)
     except (sqlite3.Error, OSError) as exc:
         return _unreadable(exc)
     try:
-        return open_time_problem(conn)
+        health = open_time_problem(conn)
+        if health.healthy and then is not None:
+            health = replace(health, read=then(conn))
+        return health
     except sqlite3.DatabaseError as exc:
         return _unreadable(exc)
     finally:

@@ -16,23 +16,22 @@ chooses, from the side files present:
 - no WAL content, a WAL-mode header → `immutable=1` (no locks, no side files): the file is all
   there is to read.
 - no WAL content, a rollback-journal header → `mode=ro` with locking: SQLite waits for a live
-  writer's lock, and refuses a hot journal it cannot roll back read-only (`JournalRefused` then).
-- a hot `-journal` (valid header, not finished) beside a WAL-mode header: the read-write connection
-  would roll it back into the file, which no read-only check can see → `hot_journal`, which the
-  health check reports as cause `journal`."""
+  writer's lock, and refuses a hot journal it cannot roll back read-only (the health check then
+  reports cause `journal`).
+- a `-journal` with a valid header (whatever the file's header says: SQLite looks at it first) →
+  `mode=ro` with locking too: a live writer's journal is waited for (a first start creating the
+  store, a switch to WAL), a hot one left behind is refused before anything is read or created."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 import weakref
 from pathlib import Path
 
 from autopatch_tui.core.memory.sqlite import BUSY_TIMEOUT_SECONDS, JOURNAL_MAGIC, garbage_journal, side_file, uri
 
-READONLY_SHM, COPY_ASIDE, IMMUTABLE, LOCKING, HOT_JOURNAL = "readonly_shm", "copy_aside", "immutable", "ro", "hot_journal"
+READONLY_SHM, COPY_ASIDE, IMMUTABLE, LOCKING = "readonly_shm", "copy_aside", "immutable", "ro"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -58,16 +57,15 @@ def hot_journal(path: Path) -> bool:
 
 def read_plan(path: Path) -> str:
     """How to read `path` as the read-write connection will, changing nothing (see the module doc)."""
-    head = _head(path, 20)
-    wal_header = head[18:20] == b"\x02\x02"
-    if hot_journal(path):  # SQLite looks at a hot journal before anything else
-        return HOT_JOURNAL if wal_header else LOCKING
+    if hot_journal(path):  # SQLite looks at a rollback journal before anything else (a WAL file's too)
+        return LOCKING
     wal_size = _size(side_file(path, "-wal"))
     if wal_size is not None and _size(side_file(path, "-shm")) is not None:
         return READONLY_SHM
     if wal_size:
         return COPY_ASIDE
-    if not wal_header and len(head) == 20 and not garbage_journal(path):
+    head = _head(path, 20)
+    if head[18:20] != b"\x02\x02" and len(head) == 20 and not garbage_journal(path):
         return LOCKING  # a `-journal` here is empty or finished: SQLite ignores it
     return IMMUTABLE
 
@@ -86,18 +84,28 @@ class _ReadOnlyConnection(sqlite3.Connection):
 
 
 def _copy_private(src: Path, dst: Path) -> None:
+    import shutil
+
     fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     os.close(fd)
     shutil.copyfile(src, dst)  # into the 0600 file just made (sendfile where the OS has it)
 
 
+def _remove(folder: str) -> None:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def _copy_aside(path: Path) -> Path:
+    import tempfile  # only this rare case needs it (and shutil)
+
     folder = Path(tempfile.mkdtemp(prefix="autopatch-check-"))  # 0700
     try:
         for suffix in ("", "-wal"):
             _copy_private(side_file(path, suffix), folder / f"memory.db{suffix}")
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        _remove(str(folder))
         raise
     return folder
 
@@ -105,8 +113,7 @@ def _copy_aside(path: Path) -> Path:
 def open_readonly(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS,
                   plan: str | None = None) -> sqlite3.Connection:
     """A read-only connection to `path` that reads what a read-write one would and leaves the
-    folder as it is. `plan` (from `read_plan`) may be passed when already known; a `hot_journal`
-    plan opens the file alone (`immutable`): callers that must see the journal check it first."""
+    folder as it is. `plan` (from `read_plan`) may be passed when already known."""
     plan = plan or read_plan(path)
     folder = None
     target = path
@@ -116,16 +123,16 @@ def open_readonly(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS,
     elif plan == COPY_ASIDE:
         folder = _copy_aside(path)
         target = folder / "memory.db"
-    elif plan in (IMMUTABLE, HOT_JOURNAL):
+    elif plan == IMMUTABLE:
         params["immutable"] = "1"
     try:
         conn = sqlite3.connect(uri(target, **params), uri=True, timeout=busy_timeout, isolation_level=None,
                                check_same_thread=False, factory=_ReadOnlyConnection)
     except BaseException:
         if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            _remove(str(folder))
         raise
     if folder is not None:
-        conn._cleanup = weakref.finalize(conn, shutil.rmtree, str(folder), True)
+        conn._cleanup = weakref.finalize(conn, _remove, str(folder))
     conn.row_factory = sqlite3.Row
     return conn

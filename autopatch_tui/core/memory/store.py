@@ -16,17 +16,20 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.errors import MemoryDegradedError, MemoryStoreError, UnsafePathError
 from autopatch_tui.core.memory.bootstrap import StoreIdentity, open_or_create
-from autopatch_tui.core.memory.deep_check import DeepCheck
 from autopatch_tui.core.memory.health import CORRUPT, MERGED, Health, check_runtime_invariants
 from autopatch_tui.core.memory.readonly import open_readonly
 from autopatch_tui.core.memory.sqlite import enable_wal
 from autopatch_tui.core.memory.store_files import open_verified
 from autopatch_tui.core.memory.verdicts import Verdict, VerdictMemo, file_state
 from autopatch_tui.core.paths import StorePaths
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.memory.deep_check import DeepCheck
 
 
 class MemoryStore:
@@ -42,7 +45,7 @@ class MemoryStore:
         self._closed = False
         self.health: Health = Health(False, 0, "not opened")
         self.verified = False  # the deep check passed on this store (this session, or remembered)
-        self._deep: DeepCheck | None = None
+        self._deep: DeepCheck | None = None  # the deep check in progress
 
     @classmethod
     def open(cls, paths: StorePaths, identity: StoreIdentity, *, clock: Clock | None = None,
@@ -91,6 +94,8 @@ class MemoryStore:
         """The deep check (`deep_check.py`) of a healthy store not verified yet: its verdict (a
         fault degrades the store at once), or None when it was cancelled, ran out of `timeout`
         seconds, or was not needed (degraded, closed, already verified)."""
+        from autopatch_tui.core.memory.deep_check import DeepCheck  # only when a check runs
+
         with self._lock:
             if self._closed or not self.health.healthy or self.verified:
                 return None

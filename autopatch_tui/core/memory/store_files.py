@@ -39,11 +39,27 @@ def _link_text(link: Path) -> str:
 
 
 def symlink_in(paths: StorePaths) -> Path | None:
-    """The first symlink on the way to any file the app opens under `.autopatch-j/`."""
+    """The first symlink on the way to any file the app opens under `.autopatch-j/`: the folder
+    itself (every component below the repository), then each file in it (one `lstat` each: every
+    opened path is a direct child of the folder)."""
+    state = paths.state_dir
+    link = find_symlink(paths.repo, state)
+    if link is not None:
+        return link
+    folder = str(state)
     for p in paths.opened_paths():
-        link = find_symlink(paths.repo, p)
-        if link is not None:
-            return link
+        if p == state:
+            continue
+        if p.parent != state:  # pragma: no cover - a path deeper down: walk it
+            link = find_symlink(paths.repo, p)
+            if link is not None:
+                return link
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(os.path.join(folder, p.name)).st_mode):
+                return p
+        except (FileNotFoundError, NotADirectoryError):
+            continue
     return None
 
 
