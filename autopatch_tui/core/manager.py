@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.errors import (
     AutopatchError,
-    ConfigError,
     MemoryDegradedError,
     MemoryStoreError,
     UsageError,
@@ -35,6 +34,7 @@ from autopatch_tui.core.memory.bootstrap import StoreIdentity
 from autopatch_tui.core.memory.health import NO_CLEAR_CAUSES, check_runtime_invariants
 from autopatch_tui.core.memory.store import MemoryStore
 from autopatch_tui.core.memory.verdicts import Verdict, VerdictMemo
+from autopatch_tui.core.model_slot import ModelSlot, build_memory_model  # noqa: F401 (re-exported)
 from autopatch_tui.core.paths import StorePaths
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.info import StoreUnreadable
@@ -78,27 +78,6 @@ def identity_for(repo: Path) -> StoreIdentity:
     )
 
 
-NO_MODEL = "no model configured: set AUTOPATCH_LLM_BASE_URL (and AUTOPATCH_LLM_MODEL)"
-
-
-def build_memory_model(settings: Settings, client: LLMClient | None) -> tuple[MemoryModel | None, str | None]:
-    """The Memory model, or None with a safe reason (no model configured, unknown context)."""
-    if client is None:
-        return None, NO_MODEL
-    model = settings.effective_memory_model
-    if not model:
-        return None, "no model name configured: set AUTOPATCH_LLM_MODEL or AUTOPATCH_MEMORY_MODEL"
-    from autopatch_tui.core.llm.profiles import resolve_profile
-    from autopatch_tui.core.pipeline.model_io import MemoryModel
-
-    try:
-        profile = resolve_profile(model, context_window=settings.context_window,
-                                  max_output_tokens=settings.max_output_tokens)
-    except ConfigError as exc:
-        return None, str(exc)
-    return MemoryModel(client, model, profile, settings.memory_max_output_tokens), None
-
-
 class MemoryManager:
     def __init__(self, repo: Path, settings: Settings, *, clock: Clock | None = None,
                  client: LLMClient | None = None, register: bool = True) -> None:
@@ -110,9 +89,8 @@ class MemoryManager:
         self.redirect: Redirect | None = None
         self.events = EventHub()
         self.summary_stale = False
-        self._client = client
-        self._model: tuple[MemoryModel | None, str | None] | None = None  # built on first use (`memory_model`)
-        self._model_lock = threading.Lock()
+        self._model = ModelSlot(settings, client)  # the client and Memory model, built on first use
+        self._keepers_lock = threading.Lock()
         self.verdicts = VerdictMemo(settings.home)  # the deep check's verdicts, per file state
         identity = identity_for(repo)
         self.store = self._open_store(identity, register)
@@ -167,37 +145,26 @@ class MemoryManager:
     # --- the model and the turn keepers, built when first used -----------------------------
     @property
     def client(self) -> LLMClient | None:
-        """The model client (None without a model), built on first use: a command that makes no
-        model call never imports it."""
-        self._build_model()
-        return self._client
+        """The model client (None without a model): a command that makes no model call never
+        imports it (`model_slot.py`)."""
+        return self._model.client
 
     @property
     def memory_model(self) -> MemoryModel | None:
-        return self._build_model()[0]
+        return self._model.memory_model
 
     @property
     def model_problem(self) -> str | None:
-        return self._build_model()[1]
-
-    def _build_model(self) -> tuple[MemoryModel | None, str | None]:
-        with self._model_lock:
-            if self._model is None:
-                if self._client is None and self.settings.has_model:
-                    from autopatch_tui.core.llm.client import LLMClient
-
-                    self._client = LLMClient.from_settings(self.settings)
-                self._model = build_memory_model(self.settings, self._client)
-            return self._model
+        return self._model.problem
 
     @property
     def built_client(self) -> LLMClient | None:
         """The client if it was built (closing closes it; it never builds one)."""
-        return self._client
+        return self._model.built_client
 
     @property
     def turn_keepers(self) -> TurnKeepers:
-        with self._model_lock:
+        with self._keepers_lock:
             if self._turn_keepers is None:
                 from autopatch_tui.core.pipeline.turn_keeper import TurnKeepers
 
@@ -534,8 +501,8 @@ class MemoryManager:
             # nothing ran that could hold a lease or a thread (`memory status`, `list`, …): no
             # pipeline to stop (nor to import)
             self.store.close()
-            if self._client is not None:
-                self._client.close()
+            if self.built_client is not None:
+                self.built_client.close()
             return
         from autopatch_tui.core.pipeline.closing import stop_closing
 
