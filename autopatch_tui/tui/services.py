@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.repair.workflows import RepairService
 from autopatch_tui.core.repair.workspace import ReviewState
 from autopatch_tui.core.settings import Settings
+
+if TYPE_CHECKING:  # the agent and the repair workflows are imported on the first request, after the first frame
+    from autopatch_tui.core.agent.chat import ChatService
+    from autopatch_tui.core.repair.workflows import RepairService
 
 
 @dataclass
@@ -21,10 +24,14 @@ class Services:
 
     @property
     def chat(self) -> ChatService:
+        from autopatch_tui.core.agent.chat import ChatService
+
         return ChatService(self.manager, self.review)
 
     @property
     def repair(self) -> RepairService:
+        from autopatch_tui.core.repair.workflows import RepairService
+
         return RepairService(self.manager, self.review)
 
     @property

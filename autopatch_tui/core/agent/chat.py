@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autopatch_tui.core.agent import context as ctx
+from autopatch_tui.core.agent.texts import NO_MODEL_HELP  # noqa: F401 (re-exported)
 from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
 from autopatch_tui.core.agent.router import classify, explicit_intent
 from autopatch_tui.core.agent.scoped_files import footer as scoped_footer
@@ -30,11 +31,6 @@ from autopatch_tui.core.repair.workspace import ReviewState
 
 FILES_SHARE = 0.6  # of the prompt room left after the system prompt and the message, without tools
 
-NO_MODEL_HELP = (
-    "No model is configured. Set AUTOPATCH_LLM_BASE_URL (an OpenAI-compatible endpoint, e.g. "
-    "http://127.0.0.1:11434/v1), AUTOPATCH_LLM_MODEL and, if needed, AUTOPATCH_LLM_API_KEY — in the environment "
-    "or in config.toml. Memory commands work without a model."
-)
 
 
 @dataclass(frozen=True)
