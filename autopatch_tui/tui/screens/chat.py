@@ -31,7 +31,7 @@ from autopatch_tui.tui.messages import (
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog, FailedTurnNote, NoteMessage
+from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
 from autopatch_tui.tui.widgets.status_bar import StatusBar
@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # imported where first used, after the first frame (issue 23)
     from autopatch_tui.core.agent.loop import AgentCallbacks
     from autopatch_tui.core.memory.history import TurnInfo
     from autopatch_tui.tui.commands import CommandRunner
+    from autopatch_tui.tui.widgets.assistant_message import AssistantMessage
 
 
 class TurnResult(Protocol):
