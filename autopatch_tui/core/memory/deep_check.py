@@ -9,8 +9,8 @@ It reads one snapshot (one read transaction) and checks, in order:
 2. every table's rows are tested against the CHECK expressions of the v4 DDL itself, one scan a
    table (`check_problem`);
 3. every foreign key (single-column in v4), one scan a table with the parents in an ephemeral index
-   (`PRAGMA foreign_key_check` probes the parent once per row: 7 s CPU for the recall terms of a
-   100k-item store, against 0.3 s);
+   (`PRAGMA foreign_key_check` probes the parent once per row: 7 s of CPU for the 4.9M recall
+   terms of a 100k-item store, against 1.5 s);
 4. the rows a bypassed unique index hides (`invariant_scan`): the meta rows, the active threads,
    and the active items per identity key and per logical ID, counted on the tables themselves.
 
@@ -104,9 +104,12 @@ def foreign_key_problem(conn: sqlite3.Connection) -> str | None:
             parent, child_col, parent_col = fk[2], fk[3], fk[4]
             if parent_col is None:  # the parent's primary key
                 parent_col = next(r[1] for r in conn.execute(f'PRAGMA table_info("{parent}")') if r[5] == 1)
+            # `+` makes SQLite build the parent keys into one ephemeral index first: without it a
+            # rowid parent is searched in its table once per child row (8 s instead of 1.5 s of CPU
+            # for the 4.9M recall terms of a 100k-item store)
             bad = conn.execute(
                 f'SELECT count(*) FROM {table_rows(conn, table)} WHERE "{child_col}" IS NOT NULL'
-                f' AND "{child_col}" NOT IN (SELECT "{parent_col}" FROM "{parent}")').fetchone()[0]
+                f' AND "{child_col}" NOT IN (SELECT +"{parent_col}" FROM "{parent}")').fetchone()[0]
             if bad:
                 return f"foreign key check failed ({bad} row(s), first in table '{table}')"
     return None
