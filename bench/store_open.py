@@ -2,7 +2,8 @@
 (`health.inspect_store`: header, hard links, version, exact catalog, meta row, active thread, read
 as the read-write connection reads it), against the deep check that runs once per file state after
 the first frame or a command's answer (`deep_check.deep_problem`: quick_check, CHECK scan, foreign
-keys, duplicate scans) — and against what every open paid before issue 23 (both together).
+keys, duplicate scans); both together are the full check, which every process ran before it
+opened a store until issue 23 (with a slower foreign-key check then: `PRAGMA foreign_key_check`).
 
 Prints, per store size, the best of REPEAT runs (wall and CPU) of each, the ratio of the open-time
 check to the smallest store's (target: flat, independent of the size), and the deep check's share.
@@ -98,10 +99,10 @@ def main() -> None:
             first_cpu = first_cpu or open_cpu
             rows.append((label, f"{size_mb:.1f} MB", ms(open_wall), ms(open_cpu), f"{open_cpu / first_cpu:.2f}x",
                          ms(deep_wall), ms(deep_cpu), ms(open_wall + deep_wall)))
-    print(f"best of {REPEAT} runs each; 'every open before' = the open-time check + the deep check, which every"
-          " process ran before opening until issue 23")
+    print(f"best of {REPEAT} runs each; 'full check' = the open-time check + the deep check (every process ran a"
+          " full check before opening until issue 23)")
     table(("store", "file", "open wall", "open cpu", "open cpu vs smallest", "deep wall", "deep cpu",
-           "every open before (wall)"), rows)
+           "full check (wall)"), rows)
 
 
 if __name__ == "__main__":
