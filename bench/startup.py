@@ -221,6 +221,7 @@ STDLIB = "sqlite3, argparse, logging, dataclasses, pathlib, json, typing, re, th
 FLOOR_STDLIB = "python -c \"import <its standard library>\""
 SIZES = (("empty store", "empty"), ("10k turns / 1k items", "big"), ("100k items", "huge"))
 COMMANDS = (("status", ["memory", "status", "--json"]), ("list", ["memory", "list", "--json"]))
+RUN_FOLDER: list[Path] = []  # removed when the run ends
 
 
 def huge_store(base: Path, home: Path) -> Path:
@@ -295,6 +296,7 @@ def main() -> None:
         pty_start.TREE = args.tree.resolve()
     print(f"code under test: {pty_start.TREE}; load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
     base = Path(tempfile.mkdtemp(prefix="autopatch-bench-"))
+    RUN_FOLDER.append(base)
     env = {"AUTOPATCH_HOME": str(base / "home")}
     settings = load_settings(env)
     empty = make_repo(base / "empty")
@@ -368,4 +370,10 @@ def main() -> None:
 
 if __name__ == "__main__":
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
-    main()
+    try:
+        main()
+    finally:  # this run's stores (a copy of the 100k store is 354 MB); bench/recall.py's cache stays
+        if RUN_FOLDER:
+            import shutil
+
+            shutil.rmtree(RUN_FOLDER[0], ignore_errors=True)
