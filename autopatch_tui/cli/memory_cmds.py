@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import emit_json, say, warn
+from autopatch_tui.cli.review_cmds import add_review_parsers
 from autopatch_tui.cli.validate import timeout_seconds
 
 if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
@@ -27,8 +29,15 @@ def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     items = mgr.list_items(kind=args.kind)
-    if args.json:
-        emit_json({"items": [i.model_dump(mode="json") for i in items]})
+    if args.json:  # contracts §8: each item says whether it awaits review
+        from autopatch_tui.core.memory.review_marks import ReviewMarksError
+
+        try:
+            marks = mgr.review.review_state([i.id for i in items]) if items else {}
+        except ReviewMarksError as exc:  # the listing still works; every item counts as awaiting review
+            warn(str(exc))
+            marks = {}
+        emit_json({"items": [{**i.model_dump(mode="json"), "review": marks.get(i.id, "new")} for i in items]})
         return 0
     from autopatch_tui.core.memory.render import render_item_line
 
@@ -114,6 +123,38 @@ def cmd_process(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
+def check_promote(args: argparse.Namespace, repo: Path) -> None:
+    """Before the store opens: `--to` names a file inside the repository (rc 2 otherwise)."""
+    from autopatch_tui.core.instructions.promote import target_path
+
+    target_path(repo, args.to)
+
+
+def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    from autopatch_tui.core.instructions.promote import plan_promotion, write_promotion
+    from autopatch_tui.core.instructions.section import visible
+
+    plan = plan_promotion(mgr, args.ids, to=args.to)
+    written = write_promotion(mgr, plan) if args.yes else False
+    if args.json:
+        emit_json({"path": str(plan.path), "written": written, "promoted": list(plan.promoted), "diff": plan.diff})
+        return 0
+    if not plan.changed:
+        held = "this item as it is" if len(plan.promoted) == 1 else "these items as they are"
+        say(f"{plan.shown} already holds {held}; nothing to write.")
+        return 0
+    sys.stdout.write(visible(plan.diff))
+    if written:
+        gone = f"; removed {len(plan.removed)} bullet(s) of items no longer active" if plan.removed else ""
+        say(f"Wrote {len(plan.promoted)} item(s) to {plan.shown}{gone}.")
+    else:
+        say(f"Nothing was written: run again with --yes to write {plan.shown}.")
+    return 0
+
+
+cmd_promote.reads_only = True  # type: ignore[attr-defined]  # it reads the store, writes only the instruction file
+
+
 # commands that can run on a degraded store
 WORKS_DEGRADED = {cmd_status, cmd_export, cmd_clear}
 # commands that only read: they also run on a read-only store (the manager refuses any write)
@@ -161,6 +202,16 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p = msub.add_parser("process", help="give every pending Memory job one processing chance now", parents=[common])
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_process)
+
+    p = msub.add_parser("promote", help="write items into the marked section of AGENTS.md (a diff without --yes)",
+                        parents=[common])
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--to", metavar="PATH", help="another file inside the repository (relative to its root)")
+    p.add_argument("--yes", action="store_true", help="write the file (without it, only the diff is printed)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_promote, precheck=check_promote)
+
+    add_review_parsers(msub, common)
 
     p = sub.add_parser("new", help="start a new thread (/new)", parents=[common])
     p.add_argument("--timeout", type=timeout_seconds, default=None,

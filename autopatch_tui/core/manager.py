@@ -46,6 +46,8 @@ from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
 if TYPE_CHECKING:
     from autopatch_tui.core.llm.client import LLMClient
     from autopatch_tui.core.memory import history
+    from autopatch_tui.core.memory.audit import AuditReport
+    from autopatch_tui.core.memory.item_history import ItemHistory
     from autopatch_tui.core.memory.models import (
         FlushResult,
         ItemDetail,
@@ -53,6 +55,8 @@ if TYPE_CHECKING:
         NewThreadResult,
         StatusReport,
     )
+    from autopatch_tui.core.memory.review_service import ReviewService
+    from autopatch_tui.core.memory.turn_memory import MemoryNote
     from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush
     from autopatch_tui.core.pipeline.model_io import MemoryModel
     from autopatch_tui.core.pipeline.runner import PipelineRunner
@@ -94,6 +98,7 @@ class MemoryManager:
         self.verdicts = VerdictMemo(settings.home)  # the deep check's verdicts, per file state
         identity = identity_for(repo)
         self.store = self._open_store(identity, register)
+        self._review: ReviewService | None = None  # review marks, the inbox, approval mode: `review`
         self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
         self._worker: BackgroundWorker | None = None
         self._turn_keepers: TurnKeepers | None = None  # built on the first request (`turn_keepers`)
@@ -141,6 +146,16 @@ class MemoryManager:
         finally:
             if registry is not None:
                 registry.close()
+
+    @property
+    def review(self) -> ReviewService:
+        """Review marks, the inbox and approval mode (contracts §8), built when first used."""
+        with self._keepers_lock:
+            if self._review is None:
+                from autopatch_tui.core.memory.review_service import ReviewService
+
+                self._review = ReviewService(self)
+            return self._review
 
     # --- the model and the turn keepers, built when first used -----------------------------
     @property
@@ -211,7 +226,7 @@ class MemoryManager:
         if not self.store.healthy:
             diagnostic = h.diagnostic or "Memory is degraded"
             if h.readable:  # read-only: the real counts, state degraded
-                report = healthy_status(self.store.read_conn(), self.paths, summary_stale=True)
+                report = self._with_review(healthy_status(self.store.read_conn(), self.paths, summary_stale=True))
                 return report.model_copy(update={"state": "degraded", "diagnostic": diagnostic, "cause": h.cause})
             return degraded_status(self.paths, h.schema_version, diagnostic, cause=h.cause)
         conn = self.store.conn()
@@ -221,7 +236,18 @@ class MemoryManager:
             self.summary_stale = True
             return degraded_status(self.paths, self.store.health.schema_version, problem,
                                    cause=self.store.health.cause)
-        return healthy_status(conn, self.paths, summary_stale=self.summary_stale)
+        return self._with_review(healthy_status(conn, self.paths, summary_stale=self.summary_stale))
+
+    def _with_review(self, report: StatusReport) -> StatusReport:
+        """§8 `review.new`; marks that cannot be read count every active item as new (as recall does)."""
+        try:
+            new = self.review.count()
+        except (OSError, AutopatchError) as exc:
+            log.info("review marks unreadable: %s", type(exc).__name__)
+            new = report.active_items
+        from autopatch_tui.core.memory.models import ReviewCounts
+
+        return report.model_copy(update={"review": ReviewCounts(new=new)})
 
     def verify_store(self, timeout: float | None = None) -> Verdict | None:
         """The deep consistency check of a store the open-time check passed (`deep_check.py`;
@@ -415,6 +441,42 @@ class MemoryManager:
         self.events.emit(MemoryChanged("forget"))
         return logical
 
+    def item_history(self, item_id: str) -> ItemHistory:
+        """The supersession chain around an item and, when it is not active, what happened to it."""
+        from autopatch_tui.core.memory.item_history import item_history
+        from autopatch_tui.core.memory.sqlite import read_txn
+
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return item_history(conn, item_id)
+
+    def items_containing(self, text: str, *, limit: int = 50) -> list[ItemSummary]:
+        """Active items whose subject, statement or content contain every typed word (case-folded):
+        the browser's second, labelled list beside deterministic recall."""
+        from autopatch_tui.core.memory import items as item_ops
+
+        return item_ops.items_containing(self.store.read_conn(), text, limit=limit)
+
+    def turn_memory(self, turn_ids: list[str]) -> dict[str, list[MemoryNote]]:
+        """What each turn's Memory work did, for the turns whose work has landed (`turn_memory`)."""
+        from autopatch_tui.core.memory.sqlite import read_txn
+        from autopatch_tui.core.memory.turn_memory import turn_notes
+
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return turn_notes(conn, turn_ids)
+
+    def audit(self) -> AuditReport:
+        """`memory audit` (contracts §8): duplicates, conflicts and stale paths; no model, no write."""
+        from autopatch_tui.core.memory.audit import run_audit
+
+        from autopatch_tui.core.memory.sqlite import read_txn
+
+        self.require_readable()
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return run_audit(conn, self.repo)
+
     # --- whole store ---------------------------------------------------------------------
     def clear(self, *, confirm: bool) -> str:
         """Delete all Memory data and start one empty active thread. Returns its ID."""
@@ -442,8 +504,22 @@ class MemoryManager:
                 if self._background_wanted:
                     self.worker.start()
         self.summary_stale = False
+        self._reset_review_marks()
         self.events.emit(MemoryChanged("clear"))
         return thread_id
+
+    def _reset_review_marks(self) -> None:
+        """A clear resets the review marks (they name the old generation, so they already count as
+        none; the file goes too). A non-file there is moved aside, never deleted."""
+        from autopatch_tui.core.memory import review_marks
+
+        try:
+            moved = review_marks.reset(self.paths, self.clock.now())
+        except (OSError, AutopatchError) as exc:
+            log.warning("review marks not reset: %s", type(exc).__name__)
+            return
+        if moved is not None:
+            self.moved_aside.append(moved)
 
     def export(self, to: Path | None = None) -> Path:
         """A JSON snapshot in `.autopatch-j/memory-exports/`, or at `to` (a new file, or a new file

@@ -17,12 +17,14 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from autopatch_tui.core.agent.prompt_report import PromptReport
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.events import (
     FlushProgress,
     JobFinished,
     MemoryChanged,
     Notice,
+    PromptMeasured,
     QueueCounts,
 )
 from autopatch_tui.core.logs import log_path
@@ -74,6 +76,8 @@ class AutopatchApp(App):
     memory_version: var[int] = var(0)
     job_events: var[int] = var(0)
     store_generation: var[int] = var(0)  # +1 when the app reopened on another store
+    last_prompt: var[PromptReport | None] = var(None)  # the last chat/repair request's prompt by part (tokens)
+    review_count: var[int] = var(0)  # Memory items awaiting review (contracts §8), for the status bar
     # set by `launch_app` (the real process): after the first frame, `gc.freeze()` the start-up objects
     # (see tui/gc_tuning.py); tests leave it off, so their process-wide GC is untouched
     freeze_gc_after_start = False
@@ -85,6 +89,7 @@ class AutopatchApp(App):
         self._state_refresh_pending = False
         self.exit_flush = ExitFlush(lambda: self.manager)  # every exit path flushes through this, once
         self._exiting = False
+        self._quit_confirmed = False  # the user agreed to lose pending patches that could not be saved
         self._signals_installed: dict[int, object] = {}  # signal -> the handler it had before
         self.run_finished = threading.Event()  # set once `run()` returned (a hang-up's hard exit waits for it)
 
@@ -198,11 +203,12 @@ class AutopatchApp(App):
         report = mgr.status()
         j = report.jobs
         counts = (j.pending, j.leased, j.retry_wait, j.failed)
-        self.call_from_thread(self._apply_state, counts, report.active_thread_id or "")
+        self.call_from_thread(self._apply_state, counts, report.active_thread_id or "", report.review.new)
 
-    def _apply_state(self, counts: tuple[int, int, int, int], thread_id: str) -> None:
+    def _apply_state(self, counts: tuple[int, int, int, int], thread_id: str, review: int = 0) -> None:
         self.job_counts = counts
         self.active_thread = thread_id
+        self.review_count = review
         self.health = "healthy" if self.manager.healthy else "degraded"
 
     def on_core_event(self, message: CoreEvent) -> None:
@@ -217,6 +223,8 @@ class AutopatchApp(App):
         elif isinstance(event, Notice):
             self.notify(event.text, severity="error" if event.level == "error" else
                         "warning" if event.level == "warning" else "information", markup=False)
+        elif isinstance(event, PromptMeasured):
+            self.last_prompt = event.report
         elif isinstance(event, FlushProgress):
             screen = self.screen
             if hasattr(screen, "set_busy"):
@@ -244,14 +252,23 @@ class AutopatchApp(App):
         """Switch to a screen: chat is the base; every other screen sits alone on top of it. Screens
         are built once and kept (installed), so coming back is instant and keeps their state; they
         follow the App's reactive state while hidden."""
-        if name not in SCREEN_KEYS or self.screen.name == name:
+        if name not in SCREEN_KEYS:
+            return
+        if self.screen.name == name:  # its key again: a screen with views shows the next one
+            next_view = getattr(self.screen, "action_next_view", None)
+            if next_view is not None:
+                next_view()
             return
         while len(self.screen_stack) > 2:  # Textual's default screen + chat
             await self.pop_screen()
         if name != "chat":
-            if not self.is_screen_installed(name):
+            fresh = not self.is_screen_installed(name)
+            if fresh:
                 self.install_screen(self.make_screen(name), name)
             await self.push_screen(name)
+            opened = getattr(self.screen, "opened", None)
+            if not fresh and opened is not None:  # a kept screen is opened again (a new one does on mount)
+                opened()
 
     async def action_help(self) -> None:
         """The current screen's keys, generated from its bindings (F1, or `?` outside text fields)."""
@@ -288,9 +305,28 @@ class AutopatchApp(App):
 
         if self._exiting or self.exit_flush.started or isinstance(self.screen, ExitFlushScreen):
             return
+        review = self.services.review
+        pending = review.pending_patches()
+        if pending and review.persist_error and reason in ("ctrl+q", "quit", "/quit") and not self._quit_confirmed:
+            await self._confirm_losing_patches(pending, review.persist_error, reason)
+            return
         self._exiting = True
         log.info("exit requested: %s", reason)
         await self.push_screen(ExitFlushScreen(self.services, flush=self.exit_flush, reason=reason))
+
+    async def _confirm_losing_patches(self, pending: int, why: str, reason: str) -> None:
+        """Quitting keeps pending patches (they are saved in .autopatch-j/): ask first only when they
+        could not be saved, so they would go (one key, `y`)."""
+        from autopatch_tui.tui.screens.confirm import ConfirmScreen
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                self._quit_confirmed = True
+                await self.action_quit_flush(reason)
+
+        body = (f"{why[0].upper()}{why[1:]}: the open audit's {pending} pending patch(es) go when the app quits."
+                "\n\ny: quit · n or Escape: stay")
+        await self.push_screen(ConfirmScreen("Quit and lose the pending patches?", body, "Quit"), answered)
 
     def _install_exit_signals(self) -> None:
         """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything."""

@@ -38,6 +38,9 @@ DOES: dict[str, str] = {
     "memory.clear": "clear a degraded store (asks first; shown only when degraded)",
     "memory.reload": "reload the list and the selected item",
     "memory.duplicates": "find duplicate project stores (merge dialog)",
+    "memory.mark": "mark or unmark the highlighted active item for promotion (● before its subject)",
+    "memory.promote": "promote the marked items (else the highlighted one) into AGENTS.md: shows the diff, "
+                      "writes only on Write",
     "jobs.back": "back to chat",
     "jobs.process": "give every pending job one processing chance now",
     "jobs.refresh": "reload the counts and the job table",
@@ -58,6 +61,8 @@ DOES: dict[str, str] = {
     "search.results": "from a search field to its results",
     "help.close": "close this help",
     "ask.close": "close without an answer (Enter answers)",
+    "promote.write": "write the file as the diff shows (so does the Write button)",
+    "promote.cancel": "close; nothing is written (Cancel has the focus first)",
 }
 
 # (section title, intro, [(module, class)]) in the order docs/keys.md shows them
@@ -65,13 +70,16 @@ SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("Everywhere", "", (("app", "AutopatchApp"),)),
     ("Chat", "", (("screens.chat", "ChatScreen"),)),
     ("Thread history", "", (("screens.history", "HistoryScreen"),)),
-    ("Memory browser", "", (("screens.memory_browser", "MemoryBrowserScreen"),)),
+    ("Memory browser", "Three views: To review (where it opens while items await review), Items and Audit; F4 on the "
+     "browser shows the next view. The review inbox's and the audit's keys act on their list or cards.",
+     (("screens.memory_browser", "MemoryBrowserScreen"), ("screens.memory_inbox", "InboxView"),
+      ("screens.memory_audit", "AuditView"), ("screens.memory_audit", "ItemCard"))),
     ("Job diagnostics", "", (("screens.diagnostics", "DiagnosticsScreen"),)),
     ("Stores and the merge dialog", "", (("screens.stores", "StoresScreen"), ("screens.merge_dialog", "MergeDialog"))),
     ("Search fields", "In the search fields of the history and the Memory browser (they keep focus after Enter, "
      "so typing on never fires a screen's letter keys).", (("widgets.search_box", "SearchBox"),)),
     ("Dialogs", "", (("screens.confirm", "ConfirmScreen"), ("screens.text_prompt", "TextPromptScreen"),
-                     ("screens.help", "HelpScreen"))),
+                     ("screens.promote_dialog", "PromoteDialog"), ("screens.help", "HelpScreen"))),
 )
 
 PROMPT_KEYS: tuple[tuple[str, str], ...] = (

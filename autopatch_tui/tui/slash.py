@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "/patch revise": "ask the model to revise a pending patch: /patch revise ID TEXT",
     "/explain": "ask about code (code_explain intent): /explain TEXT",
     "/chat": "general chat (general_chat intent): /chat TEXT",
+    "/context": "what the last request sent the model: its prompt by part, in tokens, and the window",
     "/history": "open the thread history",
     "/browse": "open the Memory browser",
     "/jobs": "open the Memory job diagnostics",
@@ -93,6 +94,10 @@ def parse(text: str) -> SlashCommand:
         if args[0] in ("show", "forget") and len(args) != 2:
             raise SlashError(f"usage: /memory {args[0]} ID")
         return SlashCommand(name, args)
+    if name == "context":
+        if args:
+            raise SlashError(f"/context takes no arguments (got: {' '.join(args)})")
+        return SlashCommand(name)
     if f"/{name}" in COMMANDS or name in ("new", "reset", "help", "quit", "history", "browse", "jobs", "stores"):
         return SlashCommand(name, args)
     raise SlashError(f"unknown command /{name}; /help lists the commands")

@@ -184,24 +184,22 @@ def test_a_remembered_healthy_verdict_spares_the_next_process_the_deep_check(rep
 
 def test_an_orphan_a_secondary_index_lacks_is_still_found(template: Path, tmp_path: Path) -> None:
     """SQLite reads a WITHOUT ROWID table through a covering secondary index even under NOT INDEXED:
-    a recall-term row written while `recall_terms_item` saw none (its definition swapped, then put
-    back) is missing from that index, so a check through it never sees the row. The deep check
-    reads the table's own b-tree and finds the dangling item reference."""
+    an `item_candidates` row written while `item_candidates_candidate` saw none (its definition
+    swapped, then put back) is missing from that index, so a check through it never sees the row.
+    The deep check reads the table's own b-tree and finds the dangling references."""
     from autopatch_tui.core.memory.deep_check import deep_problem
     from tests.support.fixtures import raw_connect
 
     db = _settled_copy(template, tmp_path)
-    sql(db, ITEM.format(n=1), "INSERT INTO recall_terms (term, item_row_id, field, phrase, need)"
-                              " VALUES ('cache', 1, 'subject', 0, 1)")
-    bypass_index(db, "recall_terms_item", "ON recall_terms(item_row_id)", "ON recall_terms(item_row_id) WHERE need < 0",
-                 "PRAGMA foreign_keys = OFF",
-                 "INSERT INTO recall_terms (term, item_row_id, field, phrase, need) VALUES ('cache', 99, 'subject', 0, 1)")
+    bypass_index(db, "item_candidates_candidate", "ON item_candidates(candidate_id)",
+                 "ON item_candidates(candidate_id) WHERE item_row_id < 0",
+                 "INSERT INTO item_candidates (item_row_id, candidate_id) VALUES (99, 'cand-missing')")
     conn = raw_connect(db)
     try:
-        via_index = conn.execute("SELECT count(*) FROM recall_terms NOT INDEXED WHERE item_row_id NOT IN"
-                                 " (SELECT row_id FROM memory_items)").fetchone()[0]
+        via_index = conn.execute("SELECT count(*) FROM item_candidates NOT INDEXED WHERE candidate_id NOT IN"
+                                 " (SELECT id FROM memory_candidates)").fetchone()[0]
         assert via_index == 0  # what a careless check sees
         found = deep_problem(conn)
     finally:
         conn.close()
-    assert found is not None and "foreign key" in found[1] and "recall_terms" in found[1], found
+    assert found is not None and "foreign key" in found[1] and "item_candidates" in found[1], found

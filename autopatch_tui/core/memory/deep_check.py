@@ -30,7 +30,7 @@ import threading
 import time
 from functools import lru_cache
 
-from autopatch_tui.core.memory.schema import DDL, TABLES
+from autopatch_tui.core.memory.schema import DDL, layout_ddl, read_catalog
 from autopatch_tui.core.memory.sqlite import is_lock_error
 from autopatch_tui.core.memory.verdicts import Verdict, VerdictMemo, file_state, settled
 
@@ -61,12 +61,12 @@ def _balanced(sql: str, start: int) -> str:
     raise ValueError("unbalanced CHECK in the schema")
 
 
-@lru_cache(maxsize=1)
-def check_constraints() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Every table's CHECK expressions, taken from the v4 DDL itself (the catalog is verified to
-    equal it before these run)."""
+@lru_cache(maxsize=2)
+def check_constraints(ddl: tuple[str, ...] = DDL) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every table's CHECK expressions, taken from the v4 DDL itself (`ddl`: the layout the store's
+    catalog was verified to equal before these run, `schema.layout_ddl`)."""
     out = []
-    for stmt in DDL:
+    for stmt in ddl:
         table = _TABLE.match(stmt)
         if table:
             exprs = tuple(_balanced(stmt, m.end()) for m in _CHECK.finditer(stmt))
@@ -86,10 +86,10 @@ def table_rows(conn: sqlite3.Connection, table: str) -> str:
     return f'"{table}" NOT INDEXED'
 
 
-def check_problem(conn: sqlite3.Connection) -> str | None:
+def check_problem(conn: sqlite3.Connection, ddl: tuple[str, ...] = DDL) -> str | None:
     """Each table's rows against its CHECK expressions, one scan a table. (A CHECK fails only when
     its expression is false, not NULL: `NOT (NULL)` selects nothing.)"""
-    for table, exprs in check_constraints():
+    for table, exprs in check_constraints(ddl):
         where = " OR ".join(f"NOT ({e})" for e in exprs)
         bad = conn.execute(f"SELECT count(*) FROM {table_rows(conn, table)} WHERE {where}").fetchone()[0]
         if bad:
@@ -97,9 +97,9 @@ def check_problem(conn: sqlite3.Connection) -> str | None:
     return None
 
 
-def foreign_key_problem(conn: sqlite3.Connection) -> str | None:
+def foreign_key_problem(conn: sqlite3.Connection, tables: list[str]) -> str | None:
     """Every child row's parent exists (NULL children are fine, as in SQLite's own check)."""
-    for table in TABLES:
+    for table in tables:
         for fk in conn.execute(f'PRAGMA foreign_key_list("{table}")').fetchall():
             parent, child_col, parent_col = fk[2], fk[3], fk[4]
             if parent_col is None:  # the parent's primary key
@@ -142,10 +142,11 @@ def deep_problem(conn: sqlite3.Connection) -> tuple[str, str] | None:
     if problems != ["ok"]:
         first = problems[0].splitlines()[0][:120]
         return CORRUPT, f"integrity check failed ({len(problems)} problem(s), first: {first})"
-    problem = check_problem(conn)
+    catalog = read_catalog(conn)
+    problem = check_problem(conn, layout_ddl(catalog))
     if problem:
         return CORRUPT, f"integrity check failed ({problem})"
-    problem = foreign_key_problem(conn) or invariant_scan(conn)
+    problem = foreign_key_problem(conn, [entry[1] for entry in catalog if entry[0] == "table"]) or invariant_scan(conn)
     return (CORRUPT, problem) if problem else None
 
 

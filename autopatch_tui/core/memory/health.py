@@ -7,7 +7,8 @@ read-write connection will read it — its `-wal` included, a hot `-journal` ref
 `journal`) (`readonly.read_plan`) — its `user_version` is 4; its catalog equals
 exactly what `schema.DDL` creates; `memory_meta` holds its one row (id 1); and one thread is
 active, found through the unique partial index `threads_one_active`. Each of these reads a few
-pages (O(1) or O(log N)); nothing scans a table.
+pages (O(1) or O(log N)); nothing scans a table. (The catalog may also be exactly that of a store
+written before issue 23, with the recall index in its first layout: `schema.layout_ddl`.)
 
 What only a scan can see — SQLite's `quick_check`, every CHECK constraint, the foreign keys, and
 rows a bypassed unique index hides (a second active thread, two active items of one identity) — is
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from autopatch_tui.core.constants import DB_SIDE_SUFFIXES, SCHEMA_VERSION
 from autopatch_tui.core.memory.readonly import open_readonly
-from autopatch_tui.core.memory.schema import CatalogEntry, expected_catalog, read_catalog
+from autopatch_tui.core.memory.schema import CatalogEntry, expected_catalog, layout_ddl, read_catalog
 from autopatch_tui.core.memory.sqlite import side_file
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -78,7 +79,7 @@ def _header_problem(path: Path) -> str | None:
 
 
 def _catalog_difference(found: list[CatalogEntry]) -> str | None:
-    expected = list(expected_catalog())
+    expected = list(expected_catalog(layout_ddl(found)))
     exp_by_name = {e[1]: e for e in expected}
     found_by_name = {f[1]: f for f in found}
     for f in found:
@@ -101,7 +102,7 @@ def open_time_problem(conn: sqlite3.Connection) -> Health:
         if version == 0 and not catalog:
             return Health(False, 0, None, empty=True)
         if version == 0:
-            known = set(expected_catalog())
+            known = set(expected_catalog(layout_ddl(catalog)))
             first = next((c for c in catalog if c not in known), catalog[0])
             return _degraded(0, f"unversioned database with unknown {first[0]} '{first[1]}'")
         return _degraded(version, f"schema version {version} is not supported")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from autopatch_tui.core.errors import MemoryStoreError
 from autopatch_tui.core.pipeline.runner import PipelineRunner
-from autopatch_tui.core.recall import phrase_index
+from autopatch_tui.core.recall import layout_upgrade
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +45,14 @@ class BackgroundWorker:
     def wake(self) -> None:
         self._wake.set()
 
-    def _backfill_phrase_index(self) -> None:
-        """A store written before the phrase index gets its derived rows here, once, off the
-        start-up path (one cheap check when nothing is missing)."""
+    def _upgrade_recall_index(self) -> None:
+        """A store written before issue 23 gets its recall index rebuilt here, once, off the start-up
+        path (`layout_upgrade`; one catalog lookup when there is nothing to do)."""
         try:
             if self.runner.store.healthy and not self._stop.is_set():
-                phrase_index.ensure(self.runner.store.conn())
+                layout_upgrade.upgrade(self.runner.store.conn())
         except (MemoryStoreError, sqlite3.Error) as exc:
-            log.warning("phrase index not backfilled: %s", type(exc).__name__)
+            log.warning("recall index not rebuilt: %s", type(exc).__name__)
 
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
@@ -72,7 +72,7 @@ class BackgroundWorker:
             except MemoryStoreError as exc:  # closed or degraded meanwhile: nothing to do
                 log.info("memory worker not started: %s", type(exc).__name__)
                 return
-        self._backfill_phrase_index()
+        self._upgrade_recall_index()
         while not self._stop.is_set():
             outcome = None
             try:

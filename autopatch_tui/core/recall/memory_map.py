@@ -95,19 +95,20 @@ class _Lane:
         # share its skip bytes (`skip_bytes`); a long part without bytes gets its own on first use
         self.segments = segments if segments is not None else [[matches, None, 0, len(matches)]]
 
-    def fill(self, budget: int) -> tuple[list[Match], int]:
+    def fill(self, budget: int, leave: frozenset[int] = frozenset()) -> tuple[list[Match], int]:
+        """`leave`: row IDs never put in (items a loaded instruction file already holds)."""
         kept: list[Match] = []
         used = 0
         for seg in self.segments:
             if seg[1] is None and len(seg[0]) > SKIP_SCAN_MIN:
                 seg[1] = skip_bytes(seg[0], self.bounds, self.exact)
-            used, stop = self._fill_part(seg[0], seg[1], seg[2], seg[3], budget, used, kept)
+            used, stop = self._fill_part(seg[0], seg[1], seg[2], seg[3], budget, used, kept, leave)
             if stop:
                 break
         return kept, used
 
     def _fill_part(self, matches: list[Match], skip: bytearray | None, i: int, n: int, budget: int, used: int,
-                   kept: list[Match]) -> tuple[int, bool]:
+                   kept: list[Match], leave: frozenset[int]) -> tuple[int, bool]:
         bounds, exact = self.bounds, self.exact
         while i < n:
             room = budget - used
@@ -121,7 +122,7 @@ class _Lane:
             m = matches[i]
             i += 1
             row_id = m.row["row_id"]
-            if used + bounds[row_id] > budget:
+            if used + bounds[row_id] > budget or (leave and row_id in leave):
                 continue
             cost = exact.get(row_id)
             if cost is None:
@@ -255,8 +256,30 @@ def _standing_caches(conn: sqlite3.Connection) -> standing_carry.Caches:
 
 
 def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingBase:
+    """`_visible_base`, without the rows approval mode hides: a base of its own per set of hidden
+    `always` rows (a keep or a new hidden row changes the set, and with it the key), so the carried
+    caches stay right whatever the review marks do."""
+    base, key = _visible_base(conn, policy)
+    if not policy.hidden:
+        return base
+    gone = policy.hidden.intersection(base.bounds)
+    if not gone:
+        return base
+    cache = _standing_caches(conn)[0]
+    gone_key = ("hidden", key, frozenset(gone))
+    filtered = cache.get(gone_key)
+    if filtered is None:
+        for stale in [k for k in cache if k[0] == "hidden" and k[1] == key]:
+            del cache[stale]  # one filtered base per base: the marks moved on
+        rows = [m.row for m in base.project_wide] + base.scoped
+        filtered = cache[gone_key] = _base_of([r for r in rows if r["row_id"] not in gone])
+    return filtered
+
+
+def _visible_base(conn: sqlite3.Connection, policy: RecallPolicy) -> tuple[_StandingBase, object]:
     """The project items' base is shared by every policy with the same project kinds (ordinary and
-    repair requests, every thread); a thread's `always` discussions are a small base of their own."""
+    repair requests, every thread); a thread's `always` discussions are a small base of their own.
+    Returns (base, its cache key)."""
     cache = _standing_caches(conn)[0]
     kinds = tuple(k for k in policy.kinds if k != "discussion_context")
     shared = cache.get(kinds)
@@ -264,18 +287,18 @@ def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingB
         shared = cache[kinds] = _base_of(standing_rows(conn, kinds))
     thread = policy.discussion_thread
     if thread is None:
-        return shared
+        return shared, kinds
     mine = cache.get(("thread", thread))
     if mine is None:
         mine = cache[("thread", thread)] = _base_of(standing_rows(conn, (), thread))
     if not mine.bounds:
-        return shared
+        return shared, kinds
     combined = cache.get((kinds, thread))
     if combined is None:
         combined = cache[(kinds, thread)] = _StandingBase(
             sorted(shared.project_wide + mine.project_wide, key=Match.sort_key), shared.scoped + mine.scoped,
             {**shared.bounds, **mine.bounds})
-    return combined
+    return combined, (kinds, thread)
 
 
 def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> _Lane:
@@ -317,21 +340,26 @@ def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
     return lane
 
 
-def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int) -> MemoryMap:
+def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int,
+              leave: frozenset[int] = frozenset()) -> MemoryMap:
+    """`leave`: row IDs of items the request's instruction files already hold (`recall.promoted`):
+    neither shown nor counted as omitted."""
     paths = query.paths
     s_lane = _standing_lane(conn, policy, paths)
     standing = s_lane.matches
     relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths,
                                                   query.base_phrase_keys())
-                if m.row["recall_mode"] == "on_match"]  # standing items are `always`: never here
+                if m.row["recall_mode"] == "on_match"  # standing items are `always`: never here
+                and m.row["row_id"] not in leave]
     r_lane = _Lane(relevant)
     share = int(budget_tokens * STANDING_SHARE)
     # each lane first within its share; then what one lane left unused goes to the other
-    s_kept, s_used = s_lane.fill(share)
+    s_kept, s_used = s_lane.fill(share, leave)
     r_kept, r_used = r_lane.fill(budget_tokens - share)
     spare = budget_tokens - s_used - r_used
     if spare > 0 and len(r_kept) < len(relevant):
         r_kept, r_used = r_lane.fill(budget_tokens - share + max(0, share - s_used))
-    if spare > 0 and len(s_kept) < len(standing):
-        s_kept, s_used = s_lane.fill(budget_tokens - r_used)
-    return MemoryMap(s_kept, r_kept, len(standing) - len(s_kept), len(relevant) - len(r_kept))
+    standing_count = len(standing) - (sum(1 for m in standing if m.row["row_id"] in leave) if leave else 0)
+    if spare > 0 and len(s_kept) < standing_count:
+        s_kept, s_used = s_lane.fill(budget_tokens - r_used, leave)
+    return MemoryMap(s_kept, r_kept, standing_count - len(s_kept), len(relevant) - len(r_kept))

@@ -11,11 +11,14 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.worker import Worker, WorkerState
 
+from autopatch_tui.core.agent.prompt_report import PromptReport, context_label, instructions_label
 from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.tui import slash
 from autopatch_tui.tui.file_index import FileIndex
 from autopatch_tui.tui.prompt_history import PromptHistory, history_file
@@ -41,6 +44,7 @@ if TYPE_CHECKING:  # imported where first used, after the first frame (issue 23)
 
     from autopatch_tui.core.agent.loop import AgentCallbacks
     from autopatch_tui.core.memory.history import TurnInfo
+    from autopatch_tui.core.memory.turn_memory import MemoryNote
     from autopatch_tui.tui.commands import CommandRunner
     from autopatch_tui.tui.widgets.assistant_message import AssistantMessage
 
@@ -57,6 +61,7 @@ class TurnResult(Protocol):
 
 
 RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
+MEMORY_CHECK_SECONDS = 0.3  # Memory notes: one look per burst of Memory events
 TURN_COMMANDS = ("explain", "chat", "audit", "retry")  # slash commands that start a chat turn
 UNEXPECTED_NOTE = ("The request failed unexpectedly (the error is in the log). Your message is kept here: press r "
                    "on this note (Shift+Tab) or send /retry to send it again.")
@@ -96,6 +101,8 @@ class ChatScreen(AppScreen):
         self._turn_line = ""  # the line of the running turn
         self._steps: list[str] = []
         self._steps_note: NoteMessage | None = None
+        self._memory_watch: dict[str, Widget] = {}  # turn ID -> the widget its Memory note goes under
+        self._memory_check_due = False
 
     @property
     def commands(self) -> CommandRunner:
@@ -127,6 +134,10 @@ class ChatScreen(AppScreen):
         self.watch(self.app, "job_counts", self._show_counts)
         self.watch(self.app, "health", self._show_health)
         self.watch(self.app, "active_thread", self._show_thread)
+        self.watch(self.app, "last_prompt", self._show_prompt)
+        self.watch(self.app, "review_count", self._show_review)
+        self.watch(self.app, "memory_version", self._memory_moved, init=False)
+        self.watch(self.app, "job_events", self._memory_moved, init=False)
         if self.services.manager.client is None:
             await self.log_view.add_note(NO_MODEL_HELP, level="warning")
         if self.services.manager.healthy:
@@ -135,6 +146,7 @@ class ChatScreen(AppScreen):
             diag = self.services.manager.store.health.diagnostic or "unknown"
             await self.log_view.add_note(f"Memory is degraded: {diag}. Open the Memory browser (F4) to export or "
                                          "clear it.", level="error")
+            self.run_worker(self._start_session, thread=True, group="session", exit_on_error=False)
 
     # --- live state ---------------------------------------------------------------------
     def _show_counts(self, counts: tuple[int, int, int, int]) -> None:
@@ -147,25 +159,69 @@ class ChatScreen(AppScreen):
     def _show_thread(self, thread_id: str) -> None:
         self.query_one(StatusBar).thread_id = thread_id
 
+    def _show_prompt(self, report: PromptReport | None) -> None:
+        status = self.query_one(StatusBar)
+        status.context = context_label(report)
+        status.instructions = visible(instructions_label(report.instruction_files)) if report is not None else ""
+
+    def _show_review(self, count: int) -> None:
+        self.query_one(StatusBar).to_review = count
+
     def set_busy(self, text: str) -> None:
         self.query_one(StatusBar).busy = text
 
     # --- history at start ---------------------------------------------------------------
+    def _start_session(self) -> None:
+        """The saved audit comes back (its pending patches), and a killed patch write's leftover goes."""
+        note = self.services.start_session()
+        if note:
+            self.app.call_from_thread(self.log_view.add_note, note)
+
     def _load_recent(self) -> None:
         turns = self.services.manager.recent_turns(RECENT_TURNS)
         self.app.call_from_thread(self._show_recent, turns)
+        self._start_session()  # its note comes under the turns it continues
 
     async def _show_recent(self, turns: list[TurnInfo]) -> None:
         for t in turns:
-            await self.log_view.add_user(t.user_text)
+            anchor: Widget = await self.log_view.add_user(t.user_text)
             if t.assistant_text:
-                await self.log_view.add_assistant(t.assistant_text)
+                anchor = await self.log_view.add_assistant(t.assistant_text)
             elif t.state == "failed":
                 self.failed_line = t.user_text
-                await self.log_view.add_failed("(turn failed; r or /retry sends it again)", t.user_text)
+                anchor = await self.log_view.add_failed("(turn failed; r or /retry sends it again)", t.user_text)
             elif t.state != "completed":
-                await self.log_view.add_note(f"(turn {t.state})", level="warning")
+                anchor = await self.log_view.add_note(f"(turn {t.state})", level="warning")
+            self._memory_watch[t.id] = anchor
         self.refresh_bindings()
+        self._memory_moved(0)
+
+    # --- what each turn's Memory work did -----------------------------------------------
+    def _memory_moved(self, _value: int) -> None:
+        """Memory or a job moved on: look again (at most every MEMORY_CHECK_SECONDS) at the turns
+        whose Memory work has not landed yet."""
+        if self._memory_check_due or not self._memory_watch:
+            return
+        self._memory_check_due = True
+        self.set_timer(MEMORY_CHECK_SECONDS, self._check_memory)
+
+    def _check_memory(self) -> None:
+        self._memory_check_due = False
+        ids = list(self._memory_watch)
+        if ids and self.services.manager.readable:
+            self.run_worker(partial(self._load_memory_notes, ids), thread=True, group="memory-notes",
+                            exit_on_error=False)
+
+    def _load_memory_notes(self, turn_ids: list[str]) -> None:
+        landed = self.services.manager.turn_memory(turn_ids)
+        if landed:
+            self.app.call_from_thread(self._show_memory_notes, landed)
+
+    async def _show_memory_notes(self, landed: dict[str, list[MemoryNote]]) -> None:
+        for turn_id, notes in landed.items():
+            anchor = self._memory_watch.pop(turn_id, None)
+            if anchor is not None and notes and anchor.is_attached:
+                await self.log_view.add_memory_note(turn_id, notes, after=anchor)
 
     # --- prompt -------------------------------------------------------------------------
     @on(PromptInput.Submitted)
@@ -203,7 +259,7 @@ class ChatScreen(AppScreen):
             if command.name in ("explain", "chat"):
                 await self.send(command.rest, "code_explain" if command.name == "explain" else "general_chat")
                 return
-            await self.commands.run(command)
+            await self.commands.run(command, text)
             return
         await self.send(text, None)
 
@@ -386,6 +442,8 @@ class ChatScreen(AppScreen):
         await self._end_steps()
         if self._answer is not None:
             await self._answer.update(message.answer)  # exactly what was saved
+            self._memory_watch[message.turn_id] = self._answer  # its Memory note comes once the work lands
+            self._memory_moved(0)
         self._finish()
 
     async def on_turn_failed(self, message: TurnFailed) -> None:
@@ -424,6 +482,7 @@ class ChatScreen(AppScreen):
             self._finish()
 
     async def reset_view(self) -> None:
+        self._memory_watch.clear()
         await self.log_view.clear()
         self.files.clear()
         self.failed_line = None  # a new view: `r` / `/retry` do not resend a turn that is no longer shown

@@ -9,12 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Static
 
 if TYPE_CHECKING:
     from textual.widgets._markdown import MarkdownStream
 
+    from autopatch_tui.core.memory.turn_memory import MemoryNote
     from autopatch_tui.tui.widgets.assistant_message import AssistantMessage
+    from autopatch_tui.tui.widgets.memory_turn_note import MemoryTurnNote
 
 
 def __getattr__(name: str) -> Any:
@@ -53,8 +56,18 @@ class ChatLog(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
-    async def add_user(self, text: str) -> None:
-        await self.mount(UserMessage(text))
+    async def add_user(self, text: str) -> UserMessage:
+        widget = UserMessage(text)
+        await self.mount(widget)
+        return widget
+
+    async def add_memory_note(self, turn_id: str, notes: list[MemoryNote], *, after: Widget) -> MemoryTurnNote:
+        """What a turn's Memory work did, right under the turn (`after`: its answer or note)."""
+        from autopatch_tui.tui.widgets.memory_turn_note import MemoryTurnNote
+
+        note = MemoryTurnNote(turn_id, notes)
+        await self.mount(note, after=after)
+        return note
 
     async def add_assistant(self, markdown: str) -> AssistantMessage:
         from autopatch_tui.tui.widgets.assistant_message import AssistantMessage

@@ -1,4 +1,7 @@
-"""The status bar: model, Memory health, live job counts and the active thread."""
+"""The status bar: model, Memory health and the items awaiting review, live job counts, the active
+thread, and what the last request's prompt held — its context use ("ctx 38% of 32k"; "~ctx" when the
+figure is the app's estimate because the server reported no usage) and the instruction files it
+loaded ("AGENTS.md ×2")."""
 
 from __future__ import annotations
 
@@ -14,6 +17,9 @@ class StatusBar(Static):
     failed: reactive[int] = reactive(0)
     thread_id: reactive[str] = reactive("")
     busy: reactive[str] = reactive("")
+    context: reactive[str] = reactive("")  # "ctx 38% of 32k" (`prompt_report.context_label`)
+    instructions: reactive[str] = reactive("")  # "AGENTS.md ×2" (`prompt_report.instructions_label`)
+    to_review: reactive[int] = reactive(0)  # Memory items awaiting review (contracts §8)
 
     def render(self) -> Text:
         """The full line, or — when the terminal is too narrow for it — the same facts shorter
@@ -36,7 +42,10 @@ class StatusBar(Static):
             model = model if len(model) <= 14 else model[:13] + "…"
         t.append(model, style="bold" if self.model_label != "no model" else "italic")
         t.append(f"{sep}Memory: " if compact < 2 else f"{sep}mem ", style="dim")
-        t.append(self.health, style="bold" if self.health == "healthy" else "bold reverse")
+        if self.health == "healthy" and self.to_review:  # healthy goes without saying: what waits for you
+            t.append(f"{self.to_review} to review", style="bold")
+        else:
+            t.append(self.health, style="bold" if self.health == "healthy" else "bold reverse")
         t.append(f"{sep}jobs: " if compact < 2 else f"{sep}jobs ", style="dim")
         t.append(f"{self.pending} pending" if compact < 2 else f"{self.pending}")
         if self.failed:
@@ -44,6 +53,12 @@ class StatusBar(Static):
         if self.thread_id:
             t.append(f"{sep}thread: ", style="dim")
             t.append(self.thread_id[-8:])
+        if self.context:
+            t.append(sep, style="dim")
+            t.append(self.context)
+        if self.instructions and compact < 2:
+            t.append(" · " if self.context else sep, style="dim")
+            t.append(self.instructions)
         if self.busy:
             t.append(sep, style="dim")
             t.append(self.busy, style="italic")
