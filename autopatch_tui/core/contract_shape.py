@@ -173,6 +173,18 @@ def _prepared(cls: type) -> _Prepared:
     return found
 
 
+def _from_dataclass_field(value: Any) -> Any:
+    """A `dataclasses.field(default=..., default_factory=..., metadata={"exclude": True})` on a
+    shape (as written for the dataclass-based shapes of before) means the same here: its default,
+    its factory, its exclusion. Anything else is returned as it is."""
+    dc = sys.modules.get("dataclasses")  # never imported for this: a Field exists only if it is
+    if dc is None or not isinstance(value, dc.Field):
+        return value
+    return _Field(default=_MISSING if value.default is dc.MISSING else value.default,
+                  factory=None if value.default_factory is dc.MISSING else value.default_factory,
+                  excluded=bool(value.metadata.get("exclude")))
+
+
 def contract(cls: type) -> type:
     """Make `cls` (a `Contract` subclass) a shape: its fields are its annotations, base classes'
     first, in order (a redefined field keeps its place, as in a dataclass), with their defaults;
@@ -181,6 +193,7 @@ def contract(cls: type) -> type:
     fields: dict[str, _Field] = {f.name: f for f in getattr(cls, "_fields", ())}
     for name, annotation in cls.__dict__.get("__annotations__", {}).items():
         value = cls.__dict__.get(name, _MISSING)
+        value = _from_dataclass_field(value)
         if isinstance(value, _Field):
             field = _Field(name, str(annotation), value.default, value.factory, value.excluded)
             delattr(cls, name)

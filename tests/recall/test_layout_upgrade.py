@@ -21,6 +21,7 @@ import pytest
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import schema
+from autopatch_tui.core.memory.deep_check import deep_problem
 from autopatch_tui.core.memory.health import inspect_store
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.pipeline import consolidation
@@ -224,9 +225,12 @@ def test_memory_search_and_the_worker_rebuild_but_opening_does_not(old_store: Pa
     mgr = MemoryManager.open(other, load_settings())
     try:
         assert layout_upgrade.is_terms_layout(mgr.store.conn())
-        mgr.start_background()
+        mgr.start_background()  # the worker's first work is the deep check (issue 23), then the rebuild
+        deadline = time.monotonic() + 20
+        while layout_upgrade.is_terms_layout(mgr.store.conn()) and time.monotonic() < deadline:
+            time.sleep(0.02)
         mgr.worker.stop(10)
-        assert not layout_upgrade.is_terms_layout(mgr.store.conn())
+        assert mgr.store.verified and not layout_upgrade.is_terms_layout(mgr.store.conn())
     finally:
         mgr.close()
 
@@ -402,8 +406,19 @@ def _terms_store(repo: Path, *extra: str) -> Path:
 ])
 def test_an_old_layout_that_is_not_exactly_the_released_one_is_degraded(repo: Path, extra: tuple[str, ...],
                                                                          diagnostic: str) -> None:
-    health = inspect_store(_terms_store(repo, *extra))
-    assert not health.healthy and diagnostic in (health.diagnostic or "")
+    healthy, found = _checked(_terms_store(repo, *extra), deep="CHECK constraint" in diagnostic)
+    assert not healthy and diagnostic in found
+
+
+def _checked(db: Path, *, deep: bool) -> tuple[bool, str]:
+    """(healthy, diagnostic) of the store by the check that must find its damage: the open-time
+    check, or — for rows that break a CHECK constraint, which only a scan sees (issue 23) — the
+    deep check of the layout the catalog holds, after the open-time check passed."""
+    health = inspect_store(db, then=deep_problem if deep else None)
+    if not deep:
+        return health.healthy, health.diagnostic or ""
+    assert health.healthy, f"the open-time check reads no rows: {health.diagnostic}"
+    return health.read is None, health.read[1] if health.read else ""  # type: ignore[index]
 
 
 @pytest.mark.parametrize(("stmt", "diagnostic"), [  # judged against the old layout once it holds recall_terms
@@ -429,8 +444,8 @@ def test_a_check_of_the_current_index_is_enforced(manager) -> None:
     conn.execute("PRAGMA ignore_check_constraints = ON")
     conn.execute("UPDATE recall_postings SET need = 3 WHERE field = 1")  # content has no need of its own
     conn.close()
-    health = inspect_store(db)
-    assert not health.healthy and "CHECK constraint failed in recall_postings" in (health.diagnostic or "")
+    healthy, found = _checked(db, deep=True)
+    assert not healthy and "CHECK constraint failed in recall_postings" in found
 
 
 # --------------------------------------------------------------------------- processes
