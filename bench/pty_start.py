@@ -43,12 +43,17 @@ def _read_until(fd: int, buf: bytearray, found, deadline: float) -> float | None
     return None
 
 
-def spawn_app(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40)) -> tuple[int, int]:
-    """`python -m autopatch_tui` in `repo` on a fresh pty of `size`: (pid, the pty's fd)."""
+APP_ARGV = ("-m", "autopatch_tui")
+MINIMAL_ARGV = (str(Path(__file__).resolve().parent / "minimal_textual.py"),)
+
+
+def spawn_app(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40),
+              argv: tuple[str, ...] = APP_ARGV) -> tuple[int, int]:
+    """`python -m autopatch_tui` (or `argv`) in `repo` on a fresh pty of `size`: (pid, the pty's fd)."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the app, as a user starts it
         os.chdir(repo)
-        os.execve(sys.executable, [sys.executable, "-m", "autopatch_tui"], env)
+        os.execve(sys.executable, [sys.executable, *argv], env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     return pid, fd
 
@@ -57,13 +62,15 @@ def quit_app(pid: int, fd: int, buf: bytearray, timeout: float = 10.0):  # -> re
     """Ctrl+Q, reading what the app draws meanwhile; SIGTERM if it has not exited within `timeout`.
     Returns the app's resource usage (os.wait4)."""
     os.write(fd, b"\x11")  # ctrl+q
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        _read_until(fd, buf, lambda text: False, time.perf_counter() + 0.05)
-        done, _status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return usage
-    os.kill(pid, signal.SIGTERM)
+    for sig in (signal.SIGTERM, signal.SIGKILL, None):
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:  # keep reading: an app whose terminal is full cannot exit
+            _read_until(fd, buf, lambda text: False, time.perf_counter() + 0.05)
+            done, _status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return usage
+        if sig is not None:
+            os.kill(pid, sig)
     return os.wait4(pid, 0)[2]
 
 
@@ -80,9 +87,10 @@ def close_app(pid: int, fd: int) -> None:
         pass
 
 
-def one_run(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40), timeout: float = 20.0) -> dict[str, float]:
+def one_run(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40), timeout: float = 60.0,
+            argv: tuple[str, ...] = APP_ARGV) -> dict[str, float]:
     t0 = time.perf_counter()
-    pid, fd = spawn_app(repo, env, size)
+    pid, fd = spawn_app(repo, env, size, argv)
     out: dict[str, float] = {}
     buf = bytearray()
     try:
@@ -104,11 +112,14 @@ def one_run(repo: Path, env: dict[str, str], size: tuple[int, int] = (120, 40), 
         close_app(pid, fd)
 
 
+TREE = Path(__file__).resolve().parents[1]  # the source tree the app and CLI run from (`--tree`)
+
+
 def app_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The app's environment: this machine's, without AUTOPATCH_* except `home` and `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPATCH_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"AUTOPATCH_HOME": str(home), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none",
-                "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **(extra or {})})
+                "PYTHONPATH": str(TREE), **(extra or {})})
     return env
 
 
@@ -127,7 +138,7 @@ def command_times(repo: Path, home: Path, argv: list[str], runs: int = 10) -> di
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPATCH_") and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update({"AUTOPATCH_HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    env.update({"AUTOPATCH_HOME": str(home), "PYTHONPATH": str(TREE)})
     cmd = [sys.executable, "-m", "autopatch_tui", *argv]
     subprocess.run(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     walls, cpus = [], []
@@ -140,3 +151,48 @@ def command_times(repo: Path, home: Path, argv: list[str], runs: int = 10) -> di
         proc.returncode = 0
     return {"wall_median": statistics.median(walls), "wall_min": min(walls),
             "cpu_median": statistics.median(cpus), "cpu_min": min(cpus)}
+
+
+def interleaved_frames(cases: list[tuple[str, Path, dict[str, str], tuple[str, ...]]], runs: int) -> dict[str, dict]:
+    """First frames of several apps, interleaved: (label, folder, env, argv) each run once per
+    round, `runs` rounds after one warm-up round; per label the median and the runs."""
+    for _label, repo, env, argv in cases:
+        one_run(repo, env, argv=argv)  # warm-up: bytecode caches, the store's first open
+    results: dict[str, list[dict[str, float]]] = {label: [] for label, *_ in cases}
+    for _ in range(runs):
+        for label, repo, env, argv in cases:
+            results[label].append(one_run(repo, env, argv=argv))
+    return {label: {"first_frame_ms": statistics.median(r["first_frame_ms"] for r in rs),
+                    "cpu_ms": statistics.median(r["cpu_ms"] for r in rs), "runs": rs}
+            for label, rs in results.items()}
+
+
+def process_times(cases: list[tuple[str, list[str], Path, dict[str, str]]], runs: int) -> dict[str, dict]:
+    """Whole-process wall and CPU time (os.wait4) of several commands, interleaved: (label, argv,
+    cwd, env) each run once per round, `runs` rounds after one warm-up round; medians per label."""
+    import subprocess
+
+    def once(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+        t = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0
+        return (time.perf_counter() - t) * 1000, (usage.ru_utime + usage.ru_stime) * 1000
+
+    for _label, argv, cwd, env in cases:
+        once(argv, cwd, env)
+    walls: dict[str, list[float]] = {label: [] for label, *_ in cases}
+    cpus: dict[str, list[float]] = {label: [] for label, *_ in cases}
+    for _ in range(runs):
+        for label, argv, cwd, env in cases:
+            w, c = once(argv, cwd, env)
+            walls[label].append(w)
+            cpus[label].append(c)
+    return {label: {"wall_median": statistics.median(walls[label]), "wall_min": min(walls[label]),
+                    "cpu_median": statistics.median(cpus[label]), "cpu_min": min(cpus[label])} for label in walls}
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPATCH_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"AUTOPATCH_HOME": str(home), "PYTHONPATH": str(TREE)})
+    return env

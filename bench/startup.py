@@ -1,13 +1,18 @@
 """Startup and screen-open times of the app, plus typing latency while the background worker
 processes jobs.
 
-Prints:
-- `memory status --json` and `memory list --json`, whole process (wall and CPU, fresh processes;
-  target <= 250 ms);
-- from process start in a real pseudo-terminal (`pty_start.py`): the median over fresh processes of
-  the first frame, of a typed key's echo, and the process's CPU time, with an empty store and with
-  10k turns / 1k items (no model configured), and with a model configured and 120 extraction jobs
-  pending, as a user who comes back to the app finds it (target: first frame <= 700 ms);
+Prints (issue 23: every figure beside its floor, measured in the same run, interleaved):
+- the floors: `python -c pass`, `python -c "import sqlite3"` (whole process, wall and CPU);
+- `memory status --json` and `memory list --json`, whole process, on an empty store, 10k turns /
+  1k items, and 100k items (the recall benchmark's store, built through the Store's writer and
+  cached by bench/recall.py), interleaved round by round with the floors; ratios: the small stores
+  against `import sqlite3` (target <= 3x), 100k against the empty store (target <= 1.5x);
+- the first frame from process start in a real pseudo-terminal (`pty_start.py`) of a minimal
+  Textual app (Header, Footer, Static: `minimal_textual.py`) and of the app on the same three
+  stores, interleaved; ratios: the app against the minimal app (target <= 1.5x), 100k against the
+  empty store (target <= 1.5x);
+- (unless `--only-startup`) with a model configured and 120 extraction jobs pending, the first
+  frame and a typed key's echo, as a user who comes back to the app finds it;
 - headless (Textual's test driver, imports already done): first frame and interactive, the first
   and second open of every screen on the 10k-turn store (target: first open <= 300 ms), wall and CPU;
   a screen is open when it is current, its workers are done and the app is idle (its first frame
@@ -15,10 +20,11 @@ Prints:
   `launch_app` sets it);
 - typing in a real pseudo-terminal (`pty_typing.py`): key written -> key drawn while the worker
   processes jobs against a model server in another process, beside the same app with nothing to
-  process (target: within 16 ms). It replaced a headless measurement through Textual's test driver,
-  whose `press` waits until every queued message is handled (the worker's events included), which
-  no terminal does.
-Run: .venv/bin/python bench/startup.py [--runs 5] [--typing-runs 3]"""
+  process (target: within 16 ms).
+`--tree PATH` runs the CLI and the app from another source tree (an older commit: "before" figures
+in the same method). Times on a shared machine are noisy: compare ratios measured in one run.
+Run: .venv/bin/python bench/startup.py [--runs 10] [--frame-runs 5] [--typing-runs 3] [--tree PATH]
+     [--only-startup]"""
 
 from __future__ import annotations
 
@@ -209,6 +215,68 @@ def print_typing(title: str, t: dict, runs: int) -> None:
           "   [target: within one frame, <= 16 ms]")
 
 
+FLOOR_PASS, FLOOR_SQLITE = "python -c pass", 'python -c "import sqlite3"'
+# the standard library any CLI built like this one imports before it runs anything of its own
+STDLIB = "sqlite3, argparse, logging, dataclasses, pathlib, json, typing, re, threading, signal"
+FLOOR_STDLIB = "python -c \"import <its standard library>\""
+SIZES = (("empty store", "empty"), ("10k turns / 1k items", "big"), ("100k items", "huge"))
+COMMANDS = (("status", ["memory", "status", "--json"]), ("list", ["memory", "list", "--json"]))
+RUN_FOLDER: list[Path] = []  # removed when the run ends
+
+
+def huge_store(base: Path, home: Path) -> Path:
+    """A checkout holding a copy of the recall benchmark's 100k-item store (built through the
+    Store's own writer by bench/recall.py, and reused from its cache while its inputs are unchanged)."""
+    import shutil
+
+    import recall
+
+    cache = Path(tempfile.gettempdir()) / "autopatch-recall-bench" / recall._cache_key()
+    cache.mkdir(parents=True, exist_ok=True)
+    os.environ["AUTOPATCH_HOME"] = str(home)
+    built, _threads, secs, reused = recall._store(cache, 100_000, 2, True)
+    print(f"100k-item store {'reused' if reused else 'built'} ({secs:.0f} s to build), copied for this run", flush=True)
+    repo = make_repo(base / "huge")
+    state = repo / ".autopatch-j"
+    state.mkdir(mode=0o700)
+    shutil.copyfile(built / ".autopatch-j" / "memory.db", state / "memory.db")
+    os.chmod(state / "memory.db", 0o600)
+    return repo
+
+
+def print_cli(times: dict[str, dict], runs: int) -> None:
+    sqlite_floor = times[FLOOR_SQLITE]["wall_median"]
+    print(f"CLI, whole process (wall and CPU of fresh processes, median of {runs}, interleaved round by round"
+          " with the floors, after one warm-up round):")
+    for label in (FLOOR_PASS, FLOOR_SQLITE, FLOOR_STDLIB):
+        r = times[label]
+        extra = f"   {r['wall_median'] / sqlite_floor:5.2f}x import sqlite3 ({STDLIB})" if label == FLOOR_STDLIB else ""
+        print(f"  {label:<48} wall {r['wall_median']:6.0f} ms  CPU {r['cpu_median']:6.0f} ms{extra}")
+    for name, _argv in COMMANDS:
+        small = times[f"memory {name} --json, empty store"]["wall_median"]
+        for size, _key in SIZES:
+            r = times[f"memory {name} --json, {size}"]
+            ratio = f"{r['wall_median'] / sqlite_floor:5.2f}x import sqlite3 [target <= 3x]"
+            if size == "100k items":
+                ratio = f"{r['wall_median'] / small:5.2f}x the empty store [target <= 1.5x]"
+            print(f"  {'memory ' + name + ' --json, ' + size:<48} wall {r['wall_median']:6.0f} ms  CPU"
+                  f" {r['cpu_median']:6.0f} ms   {ratio}")
+
+
+def print_frames(frames: dict[str, dict], runs: int) -> None:
+    floor = frames["minimal Textual app"]["first_frame_ms"]
+    empty = frames["app, empty store"]["first_frame_ms"]
+    print(f"first frame from process start in a pseudo-terminal (120x40), median of {runs} fresh processes,"
+          " interleaved round by round, after one warm-up round:")
+    for label, r in frames.items():
+        ratio = ""
+        if label.startswith("app"):
+            ratio = f"   {r['first_frame_ms'] / floor:5.2f}x minimal Textual [target <= 1.5x]"
+        if label == "app, 100k items":
+            ratio += f", {r['first_frame_ms'] / empty:5.2f}x the empty store [target <= 1.5x]"
+        print(f"  {label:<24} {r['first_frame_ms']:6.0f} ms  (process CPU to exit {r['cpu_ms']:5.0f} ms){ratio}")
+
+
 def main() -> None:
     import argparse
 
@@ -216,10 +284,19 @@ def main() -> None:
     import pty_typing
 
     ap = argparse.ArgumentParser(description="app start-up, screen opens, typing latency")
-    ap.add_argument("--runs", type=int, default=5, help="fresh processes per pty measurement (median)")
+    ap.add_argument("--runs", type=int, default=10, help="fresh processes per CLI command and floor (median)")
+    ap.add_argument("--frame-runs", type=int, default=5, help="fresh processes per first-frame case (median)")
     ap.add_argument("--typing-runs", type=int, default=3, help="fresh processes per typing case (busy, idle)")
+    ap.add_argument("--tree", type=Path, default=None,
+                    help="run the CLI and the app from this source tree (e.g. an older commit, for 'before'"
+                         " figures); the stores are built with this one")
+    ap.add_argument("--only-startup", action="store_true", help="CLI and first frames only (no screens, no typing)")
     args = ap.parse_args()
+    if args.tree is not None:
+        pty_start.TREE = args.tree.resolve()
+    print(f"code under test: {pty_start.TREE}; load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
     base = Path(tempfile.mkdtemp(prefix="autopatch-bench-"))
+    RUN_FOLDER.append(base)
     env = {"AUTOPATCH_HOME": str(base / "home")}
     settings = load_settings(env)
     empty = make_repo(base / "empty")
@@ -227,18 +304,22 @@ def main() -> None:
     mgr = MemoryManager.open(big, settings)
     seed(mgr, 10_000, 1_000)
     mgr.close()
-    print(f"CLI commands, whole process, {2 * args.runs} fresh processes after one warm-up:")
-    for label, repo in (("empty store", empty), ("10k turns / 1k items", big)):
-        for argv in (["memory", "status", "--json"], ["memory", "list", "--json"]):
-            r = pty_start.command_times(repo, base / "home", argv, runs=2 * args.runs)
-            print(f"  {label:<22} {' '.join(argv):<20} wall median {r['wall_median']:5.0f} ms (best {r['wall_min']:4.0f}),"
-                  f" CPU median {r['cpu_median']:5.0f} ms (best {r['cpu_min']:4.0f})   [target: <= 250 ms]")
-    print(f"from process start in a pseudo-terminal (120x40), median of {args.runs} fresh processes after one warm-up:")
-    for label, repo in (("empty store", empty), ("10k turns / 1k items", big)):
-        r = pty_start.measure(repo, base / "home", runs=args.runs)
-        print(f"  {label:<22} first frame {r['first_frame_ms']:6.0f} ms  key echoed {r.get('key_echo_ms', float('nan')):5.0f} ms"
-              f" after it (at {r.get('key_at_ms', float('nan')):5.0f} ms)  process CPU to exit {r['cpu_ms']:5.0f} ms"
-              "   [target: first frame <= 700 ms]")
+    repos = {"empty": empty, "big": big, "huge": huge_store(base, base / "home")}
+    cli_env = pty_start.cli_env(base / "home")
+    py = sys.executable
+    cases = [(FLOOR_PASS, [py, "-c", "pass"], base, cli_env), (FLOOR_SQLITE, [py, "-c", "import sqlite3"], base, cli_env),
+             (FLOOR_STDLIB, [py, "-c", f"import {STDLIB}"], base, cli_env)]
+    for name, argv in COMMANDS:
+        for size, key in SIZES:
+            cases.append((f"memory {name} --json, {size}", [py, "-m", "autopatch_tui", *argv], repos[key], cli_env))
+    print_cli(pty_start.process_times(cases, args.runs), args.runs)
+    app_env = pty_start.app_env(base / "home")
+    frame_cases = [("minimal Textual app", base, app_env, pty_start.MINIMAL_ARGV)]
+    frame_cases += [(f"app, {size}", repos[key], app_env, pty_start.APP_ARGV) for size, key in SIZES]
+    print_frames(pty_start.interleaved_frames(frame_cases, args.frame_runs), args.frame_runs)
+    print(f"load average after: {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.only_startup:
+        return
     rows = []
     for label, repo in (("empty store", empty), ("10k turns / 1k items", big)):
         runs = [asyncio.run(startup(repo, settings)) for _ in range(3)]
@@ -259,8 +340,8 @@ def main() -> None:
         model_settings = load_settings({**env, **model})
         pending = seed_pending(make_repo(base / "pending"), model_settings)
         print(f"from process start in a pseudo-terminal, with a model configured and {PENDING_TURNS} extraction jobs"
-              f" pending (median of {args.runs}):")
-        r = pty_start.measure(pending, base / "home", runs=args.runs, extra_env=model)
+              f" pending (median of {args.frame_runs}):")
+        r = pty_start.measure(pending, base / "home", runs=args.frame_runs, extra_env=model)
         print(f"  first frame {r['first_frame_ms']:6.0f} ms  key echoed {r.get('key_echo_ms', float('nan')):5.0f} ms"
               f" after it  process CPU to exit {r['cpu_ms']:5.0f} ms   [target: first frame <= 700 ms]")
 
@@ -289,4 +370,10 @@ def main() -> None:
 
 if __name__ == "__main__":
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
-    main()
+    try:
+        main()
+    finally:  # this run's stores (a copy of the 100k store is 354 MB); bench/recall.py's cache stays
+        if RUN_FOLDER:
+            import shutil
+
+            shutil.rmtree(RUN_FOLDER[0], ignore_errors=True)

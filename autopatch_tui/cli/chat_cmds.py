@@ -10,10 +10,9 @@ from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.cli.signals import exit_signals
 from autopatch_tui.cli.validate import non_blank_query, scope_paths
 from autopatch_tui.core import constants as C
-from autopatch_tui.core.logs import log_path
-from autopatch_tui.core.manager import MemoryManager
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
+    from autopatch_tui.core.manager import MemoryManager
     from autopatch_tui.core.pipeline.exit_once import ExitOutcome
 
 
@@ -28,6 +27,7 @@ def check_search(args: argparse.Namespace, repo: Path) -> None:
 
 def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
     from autopatch_tui.core.agent.chat import ChatService  # the agent only for `ask` (slow import)
+    from autopatch_tui.core.logs import log_path
     from autopatch_tui.core.pipeline.exit_once import ExitFlush
 
     exit_flush = ExitFlush(lambda: mgr, wait_for_turns=False)  # the app's bounded, once-only exit flush

@@ -4,6 +4,7 @@ failed, 2 usage error, 3 Memory is degraded and the command needs a healthy stor
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -11,6 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from autopatch_tui.cli.after_answer import check_after_answer
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY, add_memory_parsers
 from autopatch_tui.cli.output import error, warn
@@ -18,17 +20,43 @@ from autopatch_tui.cli.signals import Terminated, command_signals
 from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
 from autopatch_tui.cli.validate import require_repo_dir
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
-from autopatch_tui.core.identity.repo import resolve_repo_root
-from autopatch_tui.core.logs import guard_handler, setup_file_log
-from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory.render import PERMISSION_CAUSES, degraded_hint
-from autopatch_tui.core.settings import load_settings
+
+# `--help`, `--version` and usage errors import no Memory code (issue 23): the settings, the log,
+# the manager and what a command runs are imported in `_dispatch`, once the arguments are good.
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED = 0, 1, 2, 3
 
 
+@functools.cache
+def _columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size` finds it (COLUMNS, then the terminal)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own formatter, given the width it would compute: argparse builds one for every
+    argument it adds, and finding the width itself imports `shutil` (and its compression modules)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         sys.stderr.write(f"error: {message}\n")
@@ -41,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autopatch-tui", description="Chat with an AI code assistant about a repository, "
                      "with a durable, auditable project Memory.", parents=[common])
     parser.set_defaults(handler=None)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # an explicit `prog` spares argparse a help formatter (and its `shutil` import) per subparser group
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog=parser.prog)
     memory_sub = add_memory_parsers(sub, common)
     add_chat_parsers(sub, memory_sub, common)
     add_store_parsers(memory_sub, common)
@@ -81,6 +110,9 @@ def _is_utf8(arg: str) -> bool:
 def _dispatch(args: argparse.Namespace, command: str) -> int:
     repo = getattr(args, "repo", None)
     try:
+        from autopatch_tui.core.logs import setup_file_log
+        from autopatch_tui.core.settings import load_settings
+
         settings = load_settings()
         setup_file_log(settings)
         log.debug("command %s started", command)
@@ -96,7 +128,11 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
                 return int(args.handler(settings, args))
             precheck = getattr(args, "precheck", None)
             if precheck is not None:  # argument checks that need the repository, before its store is opened
+                from autopatch_tui.core.identity.repo import resolve_repo_root
+
                 precheck(args, resolve_repo_root(repo if repo is not None else Path.cwd()))
+            from autopatch_tui.core.manager import MemoryManager
+
             mgr = MemoryManager.open(repo, settings)
             try:
                 if mgr.redirect is not None:
@@ -104,7 +140,9 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
                 reads = args.handler in WORKS_READ_ONLY or getattr(args.handler, "reads_only", False)
                 if not mgr.healthy and args.handler not in WORKS_DEGRADED and not (reads and mgr.readable):
                     mgr.require_healthy()
-                return int(args.handler(mgr, args))
+                rc = int(args.handler(mgr, args))
+                check_after_answer(mgr)  # the deep store check, bounded, once the answer is out
+                return rc
             finally:
                 closing.started = True  # a later signal no longer interrupts: the close is bounded
                 mgr.close()
@@ -115,6 +153,8 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
     except MemoryDegradedError as exc:
         log.info("command %s: Memory is degraded", command)
         error(f"Memory is degraded: {exc.diagnostic}")
+        from autopatch_tui.core.memory.render import PERMISSION_CAUSES, degraded_hint
+
         if "merged into" in exc.diagnostic:
             error("register the holder's checkout or file with `memory stores add PATH` on this machine")
         elif getattr(exc, "cause", None) in PERMISSION_CAUSES:
@@ -157,6 +197,8 @@ QUIET_LOGGERS = ("httpx", "httpcore", "httpx2", "httpcore2", "openai")  # they w
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from autopatch_tui.core.logs import guard_handler
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     for handler in logging.getLogger().handlers:  # the log file takes INFO/DEBUG; the terminal only warnings
         handler.setLevel(logging.WARNING)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.cli.review_cmds import add_review_parsers
 from autopatch_tui.cli.validate import timeout_seconds
-from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory.review_marks import ReviewMarksError
-from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
+
+if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
+    from autopatch_tui.core.manager import MemoryManager
 
 
 def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
@@ -19,6 +20,8 @@ def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
+        from autopatch_tui.core.memory.render import render_status
+
         for line in render_status(report):
             say(line)
     return 0
@@ -27,6 +30,8 @@ def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
 def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     items = mgr.list_items(kind=args.kind)
     if args.json:  # contracts §8: each item says whether it awaits review
+        from autopatch_tui.core.memory.review_marks import ReviewMarksError
+
         try:
             marks = mgr.review.review_state([i.id for i in items]) if items else {}
         except ReviewMarksError as exc:  # the listing still works; every item counts as awaiting review
@@ -34,6 +39,8 @@ def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
             marks = {}
         emit_json({"items": [{**i.model_dump(mode="json"), "review": marks.get(i.id, "new")} for i in items]})
         return 0
+    from autopatch_tui.core.memory.render import render_item_line
+
     if not items:
         say("No active Memory items.")
     for i in items:
@@ -46,6 +53,8 @@ def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(item)
     else:
+        from autopatch_tui.core.memory.render import render_item
+
         for line in render_item(item):
             say(line)
     return 0
@@ -154,7 +163,7 @@ WORKS_READ_ONLY = {cmd_list, cmd_show}
 
 def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse._SubParsersAction:
     mem = sub.add_parser("memory", help="audit and manage the project Memory", parents=[common])
-    msub = mem.add_subparsers(dest="memory_command", metavar="COMMAND", required=True)
+    msub = mem.add_subparsers(dest="memory_command", metavar="COMMAND", required=True, prog=mem.prog)
 
     p = msub.add_parser("status", help="health, counts and job failures", parents=[common])
     p.add_argument("--json", action="store_true")

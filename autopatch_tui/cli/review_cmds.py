@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import emit_json, say
 from autopatch_tui.core.errors import MemoryNotFoundError, UsageError
-from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory.review_service import APPROVAL_ENV, RevisionChangedError
 from autopatch_tui.core.terminal_text import one_line
+
+if TYPE_CHECKING:  # the parser is built without it (`--help` imports no Memory code)
+    from autopatch_tui.core.manager import MemoryManager
 
 MAX_ID_CHARS = 128
 KIND_WORDS = {"user_preference": "preference", "project_decision": "decision", "discussion_context": "discussion"}
@@ -35,6 +37,8 @@ def item_revision(text: str) -> tuple[str, int | None]:
 
 
 def approval_note(mode: str) -> str:
+    from autopatch_tui.core.memory.review_service import APPROVAL_ENV
+
     if mode == "review":
         return "approval: review — a new item is not recalled until you keep it"
     return (f"approval: auto — new items are recalled while they wait here (set {APPROVAL_ENV}=review or "
@@ -71,6 +75,8 @@ def cmd_review_keep(mgr: MemoryManager, args: argparse.Namespace) -> int:
     if not args.all and not given:
         raise UsageError("memory review keep: give at least one item ID, or --all")
     mgr.require_healthy()  # the list above may run read-only; keeping writes
+    from autopatch_tui.core.memory.review_service import RevisionChangedError  # only when keeping
+
     ids = [i for i, _ in given]
     revisions: dict[str, int] = {}
     for i, rev in given:

@@ -101,7 +101,7 @@ def add_store_parsers(memory_sub: argparse._SubParsersAction, common: argparse.A
     p = memory_sub.add_parser("stores", help="known project stores", parents=[common])
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_stores)
-    ssub = p.add_subparsers(dest="stores_action", metavar="ACTION")
+    ssub = p.add_subparsers(dest="stores_action", metavar="ACTION", prog=p.prog)
     a = ssub.add_parser("add", help="register a checkout or a loose memory.db", parents=[common])
     a.add_argument("path")
     a.add_argument("--json", action="store_true", help=argparse.SUPPRESS)

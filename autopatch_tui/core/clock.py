@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import Protocol
 
 
@@ -30,4 +29,6 @@ class SystemClock:
 
 def iso_utc(ts: float) -> str:
     """ISO-8601 UTC with milliseconds, e.g. 2026-11-29T22:34:45.123Z."""
+    from datetime import UTC, datetime  # imported when first used: most commands print no time
+
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ts * 1000) % 1000:03d}Z"

@@ -25,3 +25,13 @@ def new_ulid(now: float | None = None) -> str:
 def new_id(prefix: str) -> str:
     """`prefix` + '-' + ULID, e.g. `thr-01JD...`. Item logical IDs use prefix `mem`."""
     return f"{prefix}-{new_ulid()}"
+
+
+def sha256_hex(data: bytes) -> str:
+    """SHA-256 of `data` in hex, without `hashlib` (which loads OpenSSL first: a cost every command
+    paid for one digest)."""
+    try:
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - an interpreter without its own SHA-256
+        from hashlib import sha256
+    return sha256(data).hexdigest()

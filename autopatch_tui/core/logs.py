@@ -12,7 +12,6 @@ level is DEBUG and tracebacks show their frames (file, line, function) — still
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import stat
 import traceback
@@ -89,8 +88,51 @@ class SafeRecords(logging.Filter):
         return True
 
 
-class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A RotatingFileHandler whose files are created 0600 and never opened through a symlink."""
+class PrivateRotatingFileHandler(logging.FileHandler):
+    """The standard library's RotatingFileHandler, with files created 0600 and never opened through
+    a symlink. Its rotation (`shouldRollover`, `doRollover`, as in `logging.handlers`) is repeated
+    here because importing `logging.handlers` brings sockets, pickling and queues into every
+    command (issue 23)."""
+
+    def __init__(self, filename: Path, *, maxBytes: int, backupCount: int, encoding: str) -> None:  # noqa: N803
+        self.maxBytes = maxBytes
+        self.backupCount = backupCount
+        super().__init__(filename, mode="a", encoding=encoding)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self.shouldRollover(record):
+                self.doRollover()
+            super().emit(record)
+        except Exception:  # noqa: BLE001 - logging's own convention: report, never raise
+            self.handleError(record)
+
+    def shouldRollover(self, record: logging.LogRecord) -> bool:  # noqa: N802
+        if os.path.exists(self.baseFilename) and not os.path.isfile(self.baseFilename):
+            return False  # never roll over anything but a regular file
+        if self.stream is None:
+            self.stream = self._open()
+        if self.maxBytes > 0:
+            self.stream.seek(0, 2)
+            return self.stream.tell() + len(f"{self.format(record)}\n") >= self.maxBytes
+        return False
+
+    def doRollover(self) -> None:  # noqa: N802
+        if self.stream:
+            self.stream.close()
+            self.stream = None  # type: ignore[assignment]
+        for i in range(self.backupCount - 1, 0, -1):
+            src, dst = f"{self.baseFilename}.{i}", f"{self.baseFilename}.{i + 1}"
+            if os.path.exists(src):
+                if os.path.exists(dst):
+                    os.remove(dst)
+                os.rename(src, dst)
+        if self.backupCount > 0:
+            dst = f"{self.baseFilename}.1"
+            if os.path.exists(dst):
+                os.remove(dst)
+            os.rename(self.baseFilename, dst)
+        self.stream = self._open()
 
     def _open(self):  # type: ignore[no-untyped-def]
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import sqlite3
 import threading
 import time
@@ -18,7 +17,6 @@ from typing import TYPE_CHECKING
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.errors import (
     AutopatchError,
-    ConfigError,
     MemoryDegradedError,
     MemoryStoreError,
     UsageError,
@@ -31,43 +29,38 @@ from autopatch_tui.core.identity.names import (
 from autopatch_tui.core.identity.remote import normalize_remote_url
 from autopatch_tui.core.identity.repo import read_origin_remote, resolve_repo_root
 from autopatch_tui.core.ids import new_ulid
-from autopatch_tui.core.llm.client import LLMClient
-from autopatch_tui.core.llm.profiles import resolve_profile
-from autopatch_tui.core.memory import clear as clear_ops
-from autopatch_tui.core.memory import history
-from autopatch_tui.core.memory import job_retry, review_marks
-from autopatch_tui.core.memory import items as item_ops
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
-from autopatch_tui.core.memory.export import write_export
 from autopatch_tui.core.memory.health import NO_CLEAR_CAUSES, check_runtime_invariants
-from autopatch_tui.core.memory.models import (
-    FlushResult,
-    ItemDetail,
-    ItemSummary,
-    NewThreadResult,
-    ReviewCounts,
-    StatusReport,
-)
-from autopatch_tui.core.memory.status import degraded_status, healthy_status
-from autopatch_tui.core.memory.review_service import ReviewService
-from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.memory.store import MemoryStore
-from autopatch_tui.core.memory.item_history import ItemHistory, item_history
-from autopatch_tui.core.memory.turn_memory import MemoryNote, turn_notes
-from autopatch_tui.core.paths import StorePaths, write_private_text
-from autopatch_tui.core.pipeline.closing import stop_closing
-from autopatch_tui.core.pipeline.model_io import MemoryModel
-from autopatch_tui.core.pipeline.turn_keeper import TurnKeepers
+from autopatch_tui.core.memory.verdicts import Verdict, VerdictMemo
+from autopatch_tui.core.model_slot import ModelSlot, build_memory_model  # noqa: F401 (re-exported)
+from autopatch_tui.core.paths import StorePaths
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.info import StoreUnreadable
 from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
 
-if TYPE_CHECKING:  # the pipeline is imported when first used: `memory status`/`list` never need it
+# What a command does not run, it does not import (issue 23): the model client, the pipeline and
+# the Memory operations beyond opening a store are imported where they are first used.
+if TYPE_CHECKING:
+    from autopatch_tui.core.llm.client import LLMClient
+    from autopatch_tui.core.memory import history
     from autopatch_tui.core.memory.audit import AuditReport
+    from autopatch_tui.core.memory.item_history import ItemHistory
+    from autopatch_tui.core.memory.models import (
+        FlushResult,
+        ItemDetail,
+        ItemSummary,
+        NewThreadResult,
+        StatusReport,
+    )
+    from autopatch_tui.core.memory.review_service import ReviewService
+    from autopatch_tui.core.memory.turn_memory import MemoryNote
     from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush
+    from autopatch_tui.core.pipeline.model_io import MemoryModel
     from autopatch_tui.core.pipeline.runner import PipelineRunner
+    from autopatch_tui.core.pipeline.turn_keeper import TurnKeepers
     from autopatch_tui.core.pipeline.worker import BackgroundWorker
 
 log = logging.getLogger(__name__)
@@ -77,7 +70,7 @@ DEFAULT_NEW_TIMEOUT_SECONDS = 20.0
 
 
 def make_owner_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{new_ulid()[-10:]}"
+    return f"{os.uname().nodename}:{os.getpid()}:{new_ulid()[-10:]}"  # the host name, as socket.gethostname()
 
 
 def identity_for(repo: Path) -> StoreIdentity:
@@ -87,21 +80,6 @@ def identity_for(repo: Path) -> StoreIdentity:
         root=location,
         remote=normalize_remote_url(read_origin_remote(repo)) or None,
     )
-
-
-def build_memory_model(settings: Settings, client: LLMClient | None) -> tuple[MemoryModel | None, str | None]:
-    """The Memory model, or None with a safe reason (no model configured, unknown context)."""
-    if client is None:
-        return None, "no model configured: set AUTOPATCH_LLM_BASE_URL (and AUTOPATCH_LLM_MODEL)"
-    model = settings.effective_memory_model
-    if not model:
-        return None, "no model name configured: set AUTOPATCH_LLM_MODEL or AUTOPATCH_MEMORY_MODEL"
-    try:
-        profile = resolve_profile(model, context_window=settings.context_window,
-                                  max_output_tokens=settings.max_output_tokens)
-    except ConfigError as exc:
-        return None, str(exc)
-    return MemoryModel(client, model, profile, settings.memory_max_output_tokens), None
 
 
 class MemoryManager:
@@ -115,15 +93,15 @@ class MemoryManager:
         self.redirect: Redirect | None = None
         self.events = EventHub()
         self.summary_stale = False
-        self.client = client if client is not None else LLMClient.from_settings(settings)
-        self.memory_model, self.model_problem = build_memory_model(settings, self.client)
+        self._model = ModelSlot(settings, client)  # the client and Memory model, built on first use
+        self._keepers_lock = threading.Lock()
+        self.verdicts = VerdictMemo(settings.home)  # the deep check's verdicts, per file state
         identity = identity_for(repo)
         self.store = self._open_store(identity, register)
-        self.review = ReviewService(self)  # review marks, the inbox and approval mode (contracts §8)
+        self._review: ReviewService | None = None  # review marks, the inbox, approval mode: `review`
         self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
         self._worker: BackgroundWorker | None = None
-        self.turn_keepers = TurnKeepers(self._renew_turn, settings.heartbeat_seconds,
-                                        lambda: self.store.release_thread_connection())
+        self._turn_keepers: TurnKeepers | None = None  # built on the first request (`turn_keepers`)
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
         self.moved_aside: list[Path] = []  # what the last clear renamed aside (links, a folder named memory.db)
         self._closed = False
@@ -147,7 +125,7 @@ class MemoryManager:
                 if self.redirect.db_path is None:
                     return MemoryStore.unavailable(self.paths, identity, self.redirect.diagnostic or "merged away")
                 self.paths = StorePaths.for_db(self.redirect.db_path)
-            store = MemoryStore.open(self.paths, identity, clock=self.clock)
+            store = MemoryStore.open(self.paths, identity, clock=self.clock, memo=self.verdicts)
             if registry is not None and store.healthy:
                 try:
                     meta = store.conn().execute("SELECT store_name, root, remote, label FROM memory_meta").fetchone()
@@ -168,6 +146,46 @@ class MemoryManager:
         finally:
             if registry is not None:
                 registry.close()
+
+    @property
+    def review(self) -> ReviewService:
+        """Review marks, the inbox and approval mode (contracts §8), built when first used."""
+        with self._keepers_lock:
+            if self._review is None:
+                from autopatch_tui.core.memory.review_service import ReviewService
+
+                self._review = ReviewService(self)
+            return self._review
+
+    # --- the model and the turn keepers, built when first used -----------------------------
+    @property
+    def client(self) -> LLMClient | None:
+        """The model client (None without a model): a command that makes no model call never
+        imports it (`model_slot.py`)."""
+        return self._model.client
+
+    @property
+    def memory_model(self) -> MemoryModel | None:
+        return self._model.memory_model
+
+    @property
+    def model_problem(self) -> str | None:
+        return self._model.problem
+
+    @property
+    def built_client(self) -> LLMClient | None:
+        """The client if it was built (closing closes it; it never builds one)."""
+        return self._model.built_client
+
+    @property
+    def turn_keepers(self) -> TurnKeepers:
+        with self._keepers_lock:
+            if self._turn_keepers is None:
+                from autopatch_tui.core.pipeline.turn_keeper import TurnKeepers
+
+                self._turn_keepers = TurnKeepers(self._renew_turn, self.settings.heartbeat_seconds,
+                                                 lambda: self.store.release_thread_connection())
+            return self._turn_keepers
 
     @classmethod
     def open(cls, repo: str | os.PathLike[str] | None, settings: Settings, *, clock: Clock | None = None) -> MemoryManager:
@@ -202,6 +220,8 @@ class MemoryManager:
         self.events.emit(MemoryChanged("degraded"))
 
     def status(self) -> StatusReport:
+        from autopatch_tui.core.memory.status import degraded_status, healthy_status
+
         h = self.store.health
         if not self.store.healthy:
             diagnostic = h.diagnostic or "Memory is degraded"
@@ -225,7 +245,21 @@ class MemoryManager:
         except (OSError, AutopatchError) as exc:
             log.info("review marks unreadable: %s", type(exc).__name__)
             new = report.active_items
+        from autopatch_tui.core.memory.models import ReviewCounts
+
         return report.model_copy(update={"review": ReviewCounts(new=new)})
+
+    def verify_store(self, timeout: float | None = None) -> Verdict | None:
+        """The deep consistency check of a store the open-time check passed (`deep_check.py`;
+        remembered per file state, so a repeat open does not pay it). A fault degrades the store
+        at once: the pipeline stops, nothing is written after, the summary goes stale (the spec's
+        startup recovery). None when it was not needed, cancelled, or out of `timeout` seconds."""
+        verdict = self.store.verify(timeout)
+        if verdict is not None and not verdict.healthy:
+            if self._runner is not None:
+                self._runner.stop()
+            self._on_damage(self.store.health.diagnostic or "the consistency check failed")
+        return verdict
 
     def recover(self) -> list[str]:
         """Startup recovery: open turns whose lease expired become `interrupted` and get queued."""
@@ -281,6 +315,8 @@ class MemoryManager:
 
     def new_thread(self, *, timeout: float | None = None) -> NewThreadResult:
         """`/new`: flush the old thread's captured jobs (bounded), then archive it and start a new one."""
+        from autopatch_tui.core.memory.models import NewThreadResult
+
         self.require_healthy()
         conn = self.store.conn()
         old_thread = turn_ops.active_thread_id(conn)
@@ -295,6 +331,7 @@ class MemoryManager:
     def flush_thread(self, thread_id: str, *, timeout: float) -> FlushResult:
         """The watermark flush: process the thread's captured jobs and derived consolidation for at
         most `timeout` seconds; what is left keeps going in the background until done or close()."""
+        from autopatch_tui.core.memory.models import FlushResult
         from autopatch_tui.core.pipeline.flush import WatermarkFlush
 
         wf = WatermarkFlush(self.runner, thread_id, deadline=self.clock.monotonic() + timeout)
@@ -324,6 +361,8 @@ class MemoryManager:
         """Re-run one `failed` job as a fresh pending job for the same input (for a consolidation:
         its suppressed candidates come back). Returns the new job's ID."""
         self.require_healthy()
+        from autopatch_tui.core.memory import job_retry
+
         new_job = job_retry.retry_job(self.store.conn(), job_id, now=self.clock.now())
         self.worker.wake()
         self.events.emit(MemoryChanged("retry"))
@@ -345,24 +384,37 @@ class MemoryManager:
         return turn_ops.active_thread_id(self.store.read_conn())
 
     def threads(self) -> list[history.ThreadInfo]:
+        from autopatch_tui.core.memory import history
+
         return history.list_threads(self.store.read_conn())
 
     def thread_turns(self, thread_id: str, *, offset: int = 0, limit: int = 100) -> list[history.TurnInfo]:
+        from autopatch_tui.core.memory import history
+
         return history.thread_turns(self.store.read_conn(), thread_id, offset=offset, limit=limit)
 
     def recent_turns(self, limit: int = 30) -> list[history.TurnInfo]:
+        from autopatch_tui.core.memory import history
+
         conn = self.store.read_conn()
         return history.recent_turns(conn, turn_ops.active_thread_id(conn), limit)
 
     def search_turns(self, text: str, *, limit: int = 200) -> list[history.TurnInfo]:
+        from autopatch_tui.core.memory import history
+
         return history.search_turns(self.store.read_conn(), text, limit=limit)
 
     def turn_info(self, turn_id: str) -> history.TurnInfo:
+        from autopatch_tui.core.memory import history
+
         return history.get_turn_info(self.store.read_conn(), turn_id)
 
     def export_thread_markdown(self, thread_id: str) -> Path:
         """Write one thread as Markdown next to the JSON exports; returns the path."""
         self.require_healthy()
+        from autopatch_tui.core.memory import history
+        from autopatch_tui.core.paths import write_private_text
+
         text = history.thread_markdown(self.store.conn(), thread_id)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self.clock.now()))
         path = self.paths.exports_dir / f"thread-{thread_id}-{stamp}.md"
@@ -372,19 +424,28 @@ class MemoryManager:
     # --- items ---------------------------------------------------------------------------
     def list_items(self, *, kind: str | None = None, status: str = "active", limit: int | None = None,
                    offset: int = 0) -> list[ItemSummary]:
+        from autopatch_tui.core.memory import items as item_ops
+
         return item_ops.list_items(self.store.read_conn(), kind=kind, status=status, limit=limit, offset=offset)
 
     def show_item(self, item_id: str) -> ItemDetail:
+        from autopatch_tui.core.memory import items as item_ops
+
         return item_ops.show_item(self.store.read_conn(), item_id)
 
     def forget(self, item_id: str) -> str:
         self.require_healthy()
+        from autopatch_tui.core.memory import items as item_ops
+
         logical = item_ops.forget_item(self.store.conn(), item_id, now=self.clock.now())
         self.events.emit(MemoryChanged("forget"))
         return logical
 
     def item_history(self, item_id: str) -> ItemHistory:
         """The supersession chain around an item and, when it is not active, what happened to it."""
+        from autopatch_tui.core.memory.item_history import item_history
+        from autopatch_tui.core.memory.sqlite import read_txn
+
         conn = self.store.read_conn()
         with read_txn(conn):
             return item_history(conn, item_id)
@@ -392,10 +453,15 @@ class MemoryManager:
     def items_containing(self, text: str, *, limit: int = 50) -> list[ItemSummary]:
         """Active items whose subject, statement or content contain every typed word (case-folded):
         the browser's second, labelled list beside deterministic recall."""
+        from autopatch_tui.core.memory import items as item_ops
+
         return item_ops.items_containing(self.store.read_conn(), text, limit=limit)
 
     def turn_memory(self, turn_ids: list[str]) -> dict[str, list[MemoryNote]]:
         """What each turn's Memory work did, for the turns whose work has landed (`turn_memory`)."""
+        from autopatch_tui.core.memory.sqlite import read_txn
+        from autopatch_tui.core.memory.turn_memory import turn_notes
+
         conn = self.store.read_conn()
         with read_txn(conn):
             return turn_notes(conn, turn_ids)
@@ -403,6 +469,8 @@ class MemoryManager:
     def audit(self) -> AuditReport:
         """`memory audit` (contracts §8): duplicates, conflicts and stale paths; no model, no write."""
         from autopatch_tui.core.memory.audit import run_audit
+
+        from autopatch_tui.core.memory.sqlite import read_txn
 
         self.require_readable()
         conn = self.store.read_conn()
@@ -417,6 +485,8 @@ class MemoryManager:
         if self.redirect is not None and self.redirect.db_path is None:
             # the file here is the retired backup of a merged store: never replace it with an empty one
             raise MemoryDegradedError(self.redirect.notice + "; nothing was cleared")
+        from autopatch_tui.core.memory import clear as clear_ops
+
         self.moved_aside = []
         if self.store.healthy:
             thread_id = clear_ops.clear_healthy(self.store.conn(), now=self.clock.now())
@@ -441,6 +511,8 @@ class MemoryManager:
     def _reset_review_marks(self) -> None:
         """A clear resets the review marks (they name the old generation, so they already count as
         none; the file goes too). A non-file there is moved aside, never deleted."""
+        from autopatch_tui.core.memory import review_marks
+
         try:
             moved = review_marks.reset(self.paths, self.clock.now())
         except (OSError, AutopatchError) as exc:
@@ -455,6 +527,8 @@ class MemoryManager:
         if not self.store.healthy and self.store.health.cause in UNEXPORTABLE_CAUSES:
             raise self.store.degraded_error()
         conn = self.store.read_conn() if self.store.readable else None
+        from autopatch_tui.core.memory.export import write_export
+
         return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn, to=to)
 
     @property
@@ -478,8 +552,14 @@ class MemoryManager:
         if self._worker is None:
             from autopatch_tui.core.pipeline.worker import BackgroundWorker
 
-            self._worker = BackgroundWorker(self.runner)
+            # its first work is the deep check: no automatic write before the store's verdict
+            self._worker = BackgroundWorker(self.runner, before_work=self._verified_for_work,
+                                            cancel_before_work=self.store.cancel_verify)
         return self._worker
+
+    def _verified_for_work(self) -> bool:
+        self.verify_store()
+        return self.store.healthy
 
     def close(self, *, join_timeout: float = 5.0) -> None:
         """Stop every pipeline step, background flush and turn keeper; hand back the jobs this owner
@@ -490,4 +570,16 @@ class MemoryManager:
             if self._closed:
                 return
             self._closed = True
-            stop_closing(self, join_timeout)
+            self._close_now(join_timeout)
+
+    def _close_now(self, join_timeout: float) -> None:
+        if self._runner is None and self._worker is None and not self._flushes and self._turn_keepers is None:
+            # nothing ran that could hold a lease or a thread (`memory status`, `list`, …): no
+            # pipeline to stop (nor to import)
+            self.store.close()
+            if self.built_client is not None:
+                self.built_client.close()
+            return
+        from autopatch_tui.core.pipeline.closing import stop_closing
+
+        stop_closing(self, join_timeout)

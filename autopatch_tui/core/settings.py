@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
 from dataclasses import field as dataclass_field
@@ -172,7 +171,7 @@ def config_path(env: Mapping[str, str], home: Path) -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
 
 
-def toml_error_text(path: Path, exc: tomllib.TOMLDecodeError) -> str:
+def toml_error_text(path: Path, exc: ValueError) -> str:
     """`config.toml line 3, column 8: invalid value`. Only the parser's own fixed wording and the
     position are used (a settings file may hold an API key; the parser's messages never quote it)."""
     message = str(exc)
@@ -191,10 +190,12 @@ def toml_error_text(path: Path, exc: tomllib.TOMLDecodeError) -> str:
 def _read_toml(path: Path) -> dict[str, object]:
     try:
         with path.open("rb") as fh:
+            import tomllib  # only when there is a settings file to read
+
             data = tomllib.load(fh)
     except FileNotFoundError:
         return {}
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # tomllib.TOMLDecodeError
         raise ConfigError(toml_error_text(path, exc)) from None
     except OSError as exc:
         raise ConfigError(f"cannot read settings file {path}: {type(exc).__name__}") from exc

@@ -1,7 +1,13 @@
-"""`memory status` and `memory list` import only what they need: no agent, no model SDK or HTTP
-layer, no Textual, no pydantic (settings and the contract shapes validate without it), no pipeline
-runner (start-up time is mostly imports). One subprocess runs both commands in-process and reports
-which heavy modules got loaded (platformdirs too: with AUTOPATCH_HOME set it is not needed)."""
+"""A CLI that imports what it runs (issues 14 and 23).
+
+- `memory status` and `memory list` import no agent, no model SDK, client or HTTP layer, no Textual,
+  no pydantic (settings and the contract shapes validate without it), no pipeline (runner, worker,
+  closing), no Memory operation they do not run, and none of the standard library's heavier
+  modules that only other paths need (`logging.handlers` and its sockets, `shutil`, `tomllib`
+  without a settings file, `hashlib`'s OpenSSL). One subprocess runs both commands in-process and
+  reports what got loaded (platformdirs too: with AUTOPATCH_HOME set it is not needed).
+- `--help`, a command's `--help`, `--version` and usage errors import no Memory code at all: no
+  manager, no store, no registry, no pipeline, model client, recall or UI."""
 
 from __future__ import annotations
 
@@ -9,10 +15,16 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("openai", "httpx2", "httpx", "textual", "pydantic", "pydantic_core", "platformdirs",
          "autopatch_tui.core.agent.chat", "autopatch_tui.core.agent.loop",
-         "autopatch_tui.core.pipeline.runner", "autopatch_tui.core.pipeline.consolidation",
-         "autopatch_tui.core.stores.service", "autopatch_tui.core.repair.workflows")
+         "autopatch_tui.core.pipeline.runner", "autopatch_tui.core.pipeline.worker",
+         "autopatch_tui.core.pipeline.closing", "autopatch_tui.core.pipeline.consolidation",
+         "autopatch_tui.core.llm.client", "autopatch_tui.core.memory.jobs", "autopatch_tui.core.memory.history",
+         "autopatch_tui.core.memory.export", "autopatch_tui.core.memory.clear", "autopatch_tui.core.recall.terms",
+         "autopatch_tui.core.stores.service", "autopatch_tui.core.repair.workflows",
+         "logging.handlers", "socket", "shutil", "tomllib", "_hashlib")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -25,8 +37,48 @@ print(json.dumps({"codes": codes, "loaded": [m for m in HEAVY if m in sys.module
 """
 
 
-def test_status_and_list_import_no_agent_sdk_textual_or_pipeline(repo, isolated_env) -> None:
+def test_status_and_list_import_only_what_they_run(repo, isolated_env) -> None:
     out = subprocess.run([sys.executable, "-c", f"HEAVY = {HEAVY!r}\n" + PROBE], cwd=repo, capture_output=True,
                          text=True, timeout=60, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"codes": [0, 0], "loaded": []}
+
+
+NO_MEMORY = """
+import contextlib, io, json, sys
+from autopatch_tui.cli.main import main
+err = io.StringIO()
+try:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(ARGV)
+except SystemExit as exc:
+    code = exc.code
+MEMORY = ("autopatch_tui.core.manager", "autopatch_tui.core.memory", "autopatch_tui.core.stores",
+          "autopatch_tui.core.pipeline", "autopatch_tui.core.recall", "autopatch_tui.core.llm",
+          "autopatch_tui.core.agent", "autopatch_tui.core.repair", "autopatch_tui.core.identity", "autopatch_tui.tui")
+ours = sorted(m for m in sys.modules if m.startswith(MEMORY))
+print(json.dumps({"code": code, "loaded": ours, "stderr": err.getvalue()[-300:]}))
+"""
+
+
+def _version_supported(repo) -> bool:
+    probe = subprocess.run([sys.executable, "-m", "autopatch_tui", "--version"], cwd=repo, capture_output=True,
+                           text=True, timeout=60)
+    return probe.returncode == 0
+
+
+@pytest.mark.parametrize("argv,code", [
+    (["--help"], 0), (["memory", "--help"], 0), (["memory", "status", "--help"], 0), (["ask", "--help"], 0),
+    (["--version"], 0),
+    (["memory", "list", "--kind", "bogus"], 2), (["memory", "nope"], 2), (["new", "--timeout", "-1"], 2),
+    (["memory", "search", "   "], 2), (["memory", "status", "--repo", "/no/such/folder"], 2),
+])
+def test_help_version_and_usage_errors_import_no_memory_code(argv: list[str], code: int, repo, isolated_env) -> None:
+    if argv == ["--version"] and not _version_supported(repo):
+        pytest.skip("`--version` is another branch's (f20)")
+    out = subprocess.run([sys.executable, "-c", f"ARGV = {argv!r}\n" + NO_MEMORY], cwd=repo, capture_output=True,
+                         text=True, timeout=60, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["code"] == code, result
+    assert result["loaded"] == [], result
+    assert "Traceback" not in result["stderr"]

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from autopatch_tui.core.memory.schema import expected_catalog, read_catalog
 from tests.support.fixtures import raw_connect, write_git_layout
 
 NOBODY = 65534
@@ -137,6 +138,8 @@ def new_world(template: Path) -> World:
         state.mkdir(mode=0o700)
         shutil.copyfile(template, state / "memory.db")
         os.chmod(state / "memory.db", 0o600)
+        (state / ".gitignore").write_text("*\n")  # as the app writes it with the store
+        os.chmod(state / ".gitignore", 0o600)
     (base / "elsewhere").mkdir()
     home = base / "home"
     home.mkdir(mode=0o700)
@@ -148,6 +151,38 @@ def sql(db: Path, *statements: str) -> None:
     try:
         for s in statements:
             conn.execute(s)
+    finally:
+        conn.close()
+
+
+def commit_only_in_wal(db: Path, *statements: str, shm: bool) -> None:
+    """`statements` committed only in `db`'s WAL, as a backup or copy of a live store (or a crash)
+    leaves it: they run on a scratch copy whose connection stays open (no checkpoint), and the file,
+    its `-wal` (and, with `shm`, its `-shm`) are copied over `db`. The file alone stays as it was."""
+    scratch = Path(tempfile.mkdtemp(prefix="apj-wal-only-"))
+    try:
+        shutil.copyfile(db, scratch / "memory.db")
+        conn = raw_connect(scratch / "memory.db")
+        try:
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            for statement in statements:
+                conn.execute(statement)
+            for suffix in ("", "-wal", *(("-shm",) if shm else ())):
+                target = db.with_name(db.name + suffix)
+                shutil.copyfile(scratch / f"memory.db{suffix}", target)
+                os.chmod(target, 0o600)
+        finally:
+            conn.close()
+    finally:
+        shutil.rmtree(scratch)
+    assert db.with_name(db.name + "-wal").stat().st_size > 0
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)  # the file alone: a healthy v4 store
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert read_catalog(conn) == list(expected_catalog())
+        assert conn.execute("SELECT count(*) FROM memory_meta").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM threads WHERE status = 'active'").fetchone()[0] == 1
     finally:
         conn.close()
 

@@ -71,3 +71,26 @@ def test_utf8_bytes_in_a_text_field_read_as_text() -> None:
     repository, another tool). pydantic's lax `str` decoded it; so does the shape, and lists it."""
     item = ItemSummary(**{**ITEM, "subject": "缩进".encode()})  # type: ignore[arg-type]
     assert item.subject == "缩进" and '"subject":"缩进"' in item.model_dump_json()
+
+
+def test_a_dataclasses_field_on_a_shape_means_its_default_factory_and_exclusion() -> None:
+    """Shapes were frozen dataclasses before issue 23, and other branches' fields are written as
+    `dataclasses.field(...)`: each such field gets a fresh default from its factory, its plain
+    default, or is left out of the dump (metadata `exclude`) — never the Field object itself."""
+    import dataclasses
+
+    from autopatch_tui.core.contract_shape import Contract, contract
+
+    @contract
+    class Shape(Contract):
+        counts: dict[str, int] = dataclasses.field(default_factory=dict)
+        name: str = dataclasses.field(default="x")
+        hidden: list[str] = dataclasses.field(default_factory=list, metadata={"exclude": True})
+        nested: JobCounts = dataclasses.field(default_factory=JobCounts)
+
+    a, b = Shape(), Shape()
+    assert a.counts == {} and a.counts is not b.counts and a.name == "x" and a.nested == JobCounts()
+    assert a.model_dump() == {"counts": {}, "name": "x", "nested": JobCounts().model_dump()}
+    assert "hidden" not in a.model_dump() and a.hidden == []
+    with pytest.raises(ValueError, match="counts"):
+        Shape(counts={"a": "b"})

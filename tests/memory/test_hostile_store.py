@@ -23,6 +23,7 @@ from tests.memory._hostile import (
     Build,
     World,
     bypass_index,
+    commit_only_in_wal,
     give_to_nobody,
     new_world,
     remove_tree,
@@ -46,6 +47,7 @@ class Variant:
     watch: tuple[str, ...] = ()  # paths (relative to the world's base) that must stay byte-identical
     clearable: bool = True
     export_rc: int | None = None  # None: 3 for links, non-files and permission problems, else 0
+    deep: bool = False  # only the deep check sees it: the first command answers, then finds it
 
 
 def _link(name: str, target: str) -> Build:
@@ -179,6 +181,56 @@ def _readonly_checkout(w: World) -> None:
     os.chmod(w.repo, 0o555)
 
 
+def _wal_only(*statements: str, shm: bool) -> Build:
+    return lambda w: commit_only_in_wal(w.db, *statements, shm=shm)
+
+
+def _hard_linked_db(w: World) -> None:
+    """`ln /elsewhere/x.db repo/.autopatch-j/memory.db`: the store is another name of a file outside."""
+    outside = w.elsewhere / "x.db"
+    os.replace(w.db, outside)
+    os.link(outside, w.db)
+
+
+def _hard_linked_side(suffix: str) -> Build:
+    def build(w: World) -> None:
+        victim = w.elsewhere / f"victim{suffix}"
+        victim.write_bytes(b"precious")
+        os.link(victim, w.state / f"memory.db{suffix}")
+    return build
+
+
+ITEM_COLUMNS = ("row_id, id, logical_id, revision, status, kind, subject, statement, content, strength, origin,"
+                " recall_mode, identity_key, created_at, updated_at")
+
+
+def _item(row_id: int, logical: str, identity: str = "project|release checklist|") -> str:
+    return (f"INSERT INTO memory_items ({ITEM_COLUMNS}) VALUES ({row_id}, 'item-{row_id}', '{logical}', 1, 'active',"
+            f" 'project_decision', 'release checklist', 'Run the checklist.', '', 'hard', 'explicit', 'on_match',"
+            f" '{identity}', 1.0, 1.0)")
+
+
+def _two_active_identity_bypassed(w: World) -> None:
+    """Two active items of one identity: the second written while the unique index on the identity
+    key saw no active row (its WHERE swapped, then put back)."""
+    sql(w.db, _item(1, "mem-first"))
+    bypass_index(w.db, "memory_items_active_identity", "WHERE status = 'active'", "WHERE status = 'never'",
+                 _item(2, "mem-second"))
+
+
+def _two_active_identity_in_index(w: World) -> None:
+    """Two active items of one identity, both in the index: written while the index was not UNIQUE."""
+    sql(w.db, _item(1, "mem-first"))
+    bypass_index(w.db, "memory_items_active_identity", "CREATE UNIQUE INDEX", "CREATE INDEX", _item(2, "mem-second"))
+
+
+def _two_active_revisions_bypassed(w: World) -> None:
+    """Two active revisions of one logical ID (different identities), hidden from its unique index."""
+    sql(w.db, _item(1, "mem-same", "project|one|"))
+    bypass_index(w.db, "memory_items_active_logical", "WHERE status = 'active'", "WHERE status = 'never'",
+                 _item(2, "mem-same", "project|two|").replace("1, 'active'", "2, 'active'"))
+
+
 def _index_corrupt_page(w: World) -> None:
     """A bypassed index hiding a second meta-less state: the memory_meta row deleted while the
     catalog stays exact."""
@@ -202,17 +254,43 @@ VARIANTS: dict[str, Variant] = {
     "wal-user-version-3": Variant(_mutate("PRAGMA user_version = 3"), "schema", ("schema version 3 is not supported",)),
     "zero-active-threads": Variant(_zero_active, "corrupt", ("exactly one active thread, found 0",)),
     # crafted corruption that passed as healthy
-    "two-active-index-bypassed": Variant(_two_active_bypassed, "corrupt", ("exactly one active thread, found 2",)),
     "second-meta-row": Variant(_check_bypassed("memory_meta", "INSERT INTO memory_meta (id, generation, created_at,"
                                                " store_name) VALUES (2, 1, 1.0, 'intruder')"),
-                               "corrupt", ("CHECK constraint failed in memory_meta",)),
+                               "corrupt", ("memory_meta must hold exactly one row (id 1), found 2",)),
+    # only a scan sees these: the deep check, after the first command's answer
+    "two-active-index-bypassed": Variant(_two_active_bypassed, "corrupt", ("exactly one active thread, found 2",),
+                                         deep=True),
     "thread-status-check": Variant(_check_bypassed("threads", "INSERT INTO threads (id, status, created_at)"
                                                    " VALUES ('thr-odd', 'bogus', 1.0)"),
-                                   "corrupt", ("CHECK constraint failed in threads",)),
-    "foreign-key-broken": Variant(_fk_broken, "corrupt", ("foreign key check failed", "turns")),
+                                   "corrupt", ("CHECK constraint failed in threads",), deep=True),
+    "foreign-key-broken": Variant(_fk_broken, "corrupt", ("foreign key check failed", "turns"), deep=True),
+    "two-active-identity-bypassed": Variant(_two_active_identity_bypassed, "corrupt",
+                                            ("two or more active items share one identity",), deep=True),
+    "two-active-identity-in-index": Variant(_two_active_identity_in_index, "corrupt",
+                                            ("two or more active items share one identity",), deep=True),
+    "two-active-revisions-bypassed": Variant(_two_active_revisions_bypassed, "corrupt",
+                                             ("two or more active revisions share one logical ID",), deep=True),
     "garbage-journal-wal": Variant(_garbage_journal, "journal", ("memory.db-journal", "not an SQLite rollback journal")),
     "garbage-journal-rollback": Variant(_garbage_journal_rollback, "journal",
                                         ("memory.db-journal", "not an SQLite rollback journal")),
+    # damage committed only in the WAL (issue 24), with and without the `-shm` a live store leaves
+    **{f"wal-only-{name}{'-shm' if shm else ''}": Variant(_wal_only(*stmts, shm=shm), cause, says)
+       for shm in (False, True)
+       for name, stmts, cause, says in (
+           ("user-version-5", ("PRAGMA user_version = 5",), "schema", ("schema version 5 is not supported",)),
+           ("user-version-3", ("PRAGMA user_version = 3",), "schema", ("schema version 3 is not supported",)),
+           ("extra-table", ("CREATE TABLE extra_notes (x TEXT)",), "schema", ("unexpected table 'extra_notes'",)),
+           ("missing-table", ("DROP TABLE store_aliases",), "schema", ("missing table 'store_aliases'",)),
+           ("no-active-thread", ("UPDATE threads SET status = 'archived', archived_at = 2.0",), "corrupt",
+            ("exactly one active thread, found 0",)),
+           ("meta-row-deleted", ("DELETE FROM memory_meta",), "corrupt", ("memory_meta singleton is missing",)),
+       )},
+    # hard links: another name for the store's files is never written (contracts §1)
+    "db-hard-link": Variant(_hard_linked_db, "hard_link", ("memory.db has 2 hard links",), watch=("elsewhere",)),
+    "wal-hard-link": Variant(_hard_linked_side("-wal"), "hard_link", ("memory.db-wal has 2 hard links",),
+                             watch=("elsewhere",)),
+    "shm-hard-link": Variant(_hard_linked_side("-shm"), "hard_link", ("memory.db-shm has 2 hard links",),
+                             watch=("elsewhere",)),
     # symlinks: never followed, nothing created or written through them
     "db-link-dangling": Variant(_dangling_db_link, "symlink", ("memory.db is a symbolic link",), watch=("elsewhere",)),
     "db-link-empty-file": Variant(_empty_file_link, "symlink", ("memory.db is a symbolic link",), watch=("elsewhere",)),
@@ -256,6 +334,23 @@ COMMANDS = (
 )
 
 
+def _warm_imports(repo: Path) -> None:
+    """Every command once on a healthy copy, as this user: the commands import parts lazily, and
+    `nobody` (see `_hostile.unprivileged`) may not be able to read the interpreter's own library,
+    so whatever a command imports must be loaded before a test runs it unprivileged."""
+    import contextlib
+    import io
+
+    from autopatch_tui.cli.main import run
+
+    warm = repo.parent / "warm"
+    shutil.copytree(repo, warm, symlinks=True)
+    for args in (*COMMANDS, ("memory", "status"), ("memory", "export"), ("memory", "clear", "--confirm")):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            run([*args, "--repo", str(warm)])
+    shutil.rmtree(warm)
+
+
 @pytest.fixture(scope="module")
 def template() -> Iterator[Path]:
     """One healthy, closed v4 store file, copied into every world."""
@@ -267,6 +362,7 @@ def template() -> Iterator[Path]:
     os.environ["AUTOPATCH_HOME"] = str(base / "home")
     try:
         MemoryManager(repo, load_settings(), register=False).close()
+        _warm_imports(repo)
     finally:
         if old is None:
             os.environ.pop("AUTOPATCH_HOME", None)
@@ -309,6 +405,11 @@ def test_every_command_on_a_damaged_store(name: str, world: World, invoke_cli, t
         assert "Traceback" not in err, err
         return rc, out, err
 
+    if variant.deep:  # the open-time check passes: the command answers, then the deep check finds the fault
+        rc, status, err = cli("memory", "status", json=True)
+        assert rc == 0 and status["state"] == "healthy", (status, err)
+        assert "Memory is degraded" in err and "after this command's answer" in err, err
+        assert _snapshot(world, variant) == before  # nothing written, side files gone again
     rc, status, err = cli("memory", "status", json=True)
     assert rc == 0, err
     assert status["state"] == "degraded"
@@ -358,7 +459,7 @@ def test_every_command_on_a_damaged_store(name: str, world: World, invoke_cli, t
     assert rc == 0 and status["state"] == "healthy", status
     for rel in variant.watch:  # clearing never empties, deletes or writes what a link pointed at
         assert tree_fingerprint(world.base / rel) == before[rel]
-    if variant.cause in ("symlink", "not_a_file"):  # and says where it went
+    if variant.cause in ("symlink", "not_a_file", "hard_link"):  # and says where it went
         moved = [line.split("moved aside (not deleted): ", 1)[1] for line in clear_err.splitlines() if "moved aside" in line]
         assert moved and all(os.path.lexists(p) and ".aside-" in p for p in moved), clear_err
     if name == "db-is-a-folder":

@@ -7,20 +7,21 @@ from __future__ import annotations
 import threading
 
 from autopatch_tui.core import manager as manager_module
-from autopatch_tui.core.pipeline.closing import stop_closing
 
 
 def test_a_concurrent_second_close_waits_for_the_first_and_does_not_close_again(manager, monkeypatch) -> None:
     entered, release = threading.Event(), threading.Event()
     calls: list[str] = []
 
-    def slow_stop_closing(mgr, join_timeout: float) -> None:
+    real = manager_module.MemoryManager._close_now
+
+    def slow_close_now(mgr, join_timeout: float) -> None:
         calls.append(threading.current_thread().name)
         entered.set()
         release.wait(5)
-        stop_closing(mgr, join_timeout)
+        real(mgr, join_timeout)
 
-    monkeypatch.setattr(manager_module, "stop_closing", slow_stop_closing)
+    monkeypatch.setattr(manager_module.MemoryManager, "_close_now", slow_close_now)
     first = threading.Thread(target=manager.close, name="hangup-exit")
     second = threading.Thread(target=manager.close, name="unmount")
     first.start()

@@ -16,6 +16,7 @@ import pytest
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import schema
+from autopatch_tui.core.memory.deep_check import deep_problem
 from autopatch_tui.core.memory.health import inspect_store
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.recall import layout_upgrade, matching, postings
@@ -312,8 +313,8 @@ def test_a_counter_set_back_is_degraded_and_never_gives_an_id_twice(manager) -> 
     seed_item(conn, subject="release train", statement="Ship the release train on friday.")
     with write_txn(conn):
         conn.execute("UPDATE recall_meta SET last_term_id = 0")
-    health = inspect_store(manager.store.db_path)  # found when the store is opened ...
-    assert not health.healthy and "term IDs above the ID counter in recall_dict" in (health.diagnostic or "")
+    healthy, found = _checked(manager.store.db_path, deep=True)  # found by the deep check ...
+    assert not healthy and "term IDs above the ID counter in recall_dict" in found
     # ... and set back while a process has it open, the next write still gives IDs no text holds
     quokka = seed_item(conn, subject="quokka marsupial", statement="A quokka is a small marsupial.")
     ids = [r[0] for r in conn.execute("SELECT id FROM recall_dict")]
@@ -342,8 +343,8 @@ def test_a_term_id_given_twice_is_degraded(manager) -> None:
     with write_txn(conn):
         conn.execute("UPDATE recall_dict SET id = (SELECT id FROM recall_dict WHERE term = 'config')"
                      " WHERE term = 'cache'")
-    health = inspect_store(manager.store.db_path)
-    assert not health.healthy and "a term ID given to more than one text" in (health.diagnostic or "")
+    healthy, found = _checked(manager.store.db_path, deep=True)
+    assert not healthy and "a term ID given to more than one text" in found
 
 
 def test_postings_under_an_id_above_the_counter_are_degraded(manager) -> None:
@@ -353,9 +354,8 @@ def test_postings_under_an_id_above_the_counter_are_degraded(manager) -> None:
         top = conn.execute("SELECT max(term_id) FROM recall_postings").fetchone()[0]
         conn.execute("DELETE FROM recall_dict WHERE id = ?", (top,))
         conn.execute("UPDATE recall_meta SET last_term_id = ?", (top - 1,))
-    health = inspect_store(manager.store.db_path)
-    assert not health.healthy
-    assert "postings under a term ID above the ID counter in recall_postings" in (health.diagnostic or "")
+    healthy, found = _checked(manager.store.db_path, deep=True)
+    assert not healthy and "postings under a term ID above the ID counter in recall_postings" in found
 
 
 # --------------------------------------------------------------------------- the catalog
@@ -385,8 +385,19 @@ def _terms_store(repo: Path, *extra: str) -> Path:
 ])
 def test_an_old_layout_that_is_not_exactly_the_released_one_is_degraded(repo: Path, extra: tuple[str, ...],
                                                                          diagnostic: str) -> None:
-    health = inspect_store(_terms_store(repo, *extra))
-    assert not health.healthy and diagnostic in (health.diagnostic or "")
+    healthy, found = _checked(_terms_store(repo, *extra), deep="CHECK constraint" in diagnostic)
+    assert not healthy and diagnostic in found
+
+
+def _checked(db: Path, *, deep: bool) -> tuple[bool, str]:
+    """(healthy, diagnostic) of the store by the check that must find its damage: the open-time
+    check, or — for rows that break a CHECK constraint, which only a scan sees (issue 23) — the
+    deep check of the layout the catalog holds, after the open-time check passed."""
+    health = inspect_store(db, then=deep_problem if deep else None)
+    if not deep:
+        return health.healthy, health.diagnostic or ""
+    assert health.healthy, f"the open-time check reads no rows: {health.diagnostic}"
+    return health.read is None, health.read[1] if health.read else ""  # type: ignore[index]
 
 
 @pytest.mark.parametrize(("stmt", "diagnostic"), [  # judged against the nearest accepted layout
@@ -434,8 +445,8 @@ def test_an_index_value_of_the_wrong_type_or_out_of_range_is_degraded(manager, t
     conn.execute("PRAGMA ignore_check_constraints = ON")  # ... so only a bypass or damage writes them
     assert conn.execute(sql).rowcount >= 1
     conn.close()
-    health = inspect_store(db)
-    assert not health.healthy and f"CHECK constraint failed in {table}" in (health.diagnostic or "")
+    healthy, found = _checked(db, deep=True)
+    assert not healthy and f"CHECK constraint failed in {table}" in found
 
 
 def test_a_check_of_the_current_index_is_enforced(manager) -> None:
@@ -446,5 +457,5 @@ def test_a_check_of_the_current_index_is_enforced(manager) -> None:
     conn.execute("PRAGMA ignore_check_constraints = ON")
     conn.execute("UPDATE recall_postings SET need = 3 WHERE field = 1")  # content has no need of its own
     conn.close()
-    health = inspect_store(db)
-    assert not health.healthy and "CHECK constraint failed in recall_postings" in (health.diagnostic or "")
+    healthy, found = _checked(db, deep=True)
+    assert not healthy and "CHECK constraint failed in recall_postings" in found

@@ -27,6 +27,7 @@ __all__ = ["FILES_SHARE", "NO_MODEL_HELP", "ROUTED_AUDIT_REFUSED", "Auditor", "C
            "first_read"]
 
 FILES_SHARE = 0.6  # of the prompt room left after the system prompt and the message, without tools
+
 # a message the router sends to code_audit while the open audit has pending patches: a new audit
 # would replace it without the confirmation /audit asks for, so it is not started
 ROUTED_AUDIT_REFUSED = ("No new audit was started: it would drop the open audit's {pending} pending patch(es). Apply "

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from autopatch_tui.core.agent import context as ctx
 from autopatch_tui.core.agent import prompt_report as pr
 from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
+from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.agent.tools import ToolBox
 from autopatch_tui.core.errors import ConfigError, NoModelError
 from autopatch_tui.core.events import PromptMeasured
@@ -48,11 +49,6 @@ AUTHORITY = (
     "the current source, never from Memory."
 )
 INSTRUCTION_SHARE = 0.25  # of the model's input capacity, at most, for the instruction files
-NO_MODEL_HELP = (
-    "No model is configured. Set AUTOPATCH_LLM_BASE_URL (an OpenAI-compatible endpoint, e.g. "
-    "http://127.0.0.1:11434/v1), AUTOPATCH_LLM_MODEL and, if needed, AUTOPATCH_LLM_API_KEY — in the environment "
-    "or in config.toml. Memory commands work without a model."
-)
 
 
 def chat_model(manager: MemoryManager) -> tuple[str, ContextProfile]:

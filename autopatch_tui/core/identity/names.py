@@ -7,10 +7,11 @@ from its most significant bit. The location is the resolved, absolute POSIX path
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
+
+from autopatch_tui.core.ids import sha256_hex
 
 __all__ = [
     "CROCKFORD_ALPHABET",
@@ -47,7 +48,7 @@ def store_name_for_location(location: str) -> str:
         raise TypeError(f"location must be str, got {type(location).__name__}")
     if not location:
         raise ValueError("location must not be empty")
-    digest = hashlib.sha256(location.encode("utf-8", errors="surrogateescape")).digest()
+    digest = bytes.fromhex(sha256_hex(location.encode("utf-8", errors="surrogateescape")))
     bits = STORE_NAME_HASH_CHARS * 5
     value = int.from_bytes(digest, "big") >> (_DIGEST_BITS - bits)
     chars = []

@@ -16,7 +16,8 @@ from pathlib import Path
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.constants import SCHEMA_VERSION
 from autopatch_tui.core.errors import MemoryStoreError, ReadOnlyPathError
-from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
+from autopatch_tui.core.memory.readonly import open_readonly
+from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.memory.status import failure_from_row
 from autopatch_tui.core.paths import StorePaths, open_dir
 

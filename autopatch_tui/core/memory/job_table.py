@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.memory.readonly import open_readonly
 from autopatch_tui.core.memory.refusals import refusal_counts
-from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
+from autopatch_tui.core.memory.sqlite import read_txn
 
 MAX_ROWS = 500
 OPEN_STATES = ("pending", "leased", "retry_wait")

@@ -25,11 +25,11 @@ from autopatch_tui.core.memory import review, review_marks
 from autopatch_tui.core.memory.items import summary_from_row
 from autopatch_tui.core.memory.models import ItemSummary
 from autopatch_tui.core.memory.sqlite import read_txn
-from autopatch_tui.core.recall.query import RecallPolicy, policy_for
 from autopatch_tui.core.terminal_text import one_line
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
+    from autopatch_tui.core.recall.query import RecallPolicy
 
 log = logging.getLogger(__name__)
 APPROVAL_MODES = ("auto", "review")
@@ -208,7 +208,10 @@ class ReviewService:
 
     def policy(self, intent: str, thread_id: str | None, conn: sqlite3.Connection | None = None) -> RecallPolicy:
         """The request's immutable policy; in `review` mode with the kept revisions as they are when
-        the request starts (anything written or revised while it runs stays hidden)."""
+        the request starts (anything written or revised while it runs stays hidden). (Recall is
+        imported here, by the requests that recall: `memory status` counts the inbox without it.)"""
+        from autopatch_tui.core.recall.query import policy_for
+
         base = policy_for(intent, thread_id)
         if self._approval != "review":
             return base

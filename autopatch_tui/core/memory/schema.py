@@ -66,7 +66,7 @@ RECALL_DDL: tuple[str, ...] = (
 )
 
 # Rules of the recall index that no CHECK can state (a CHECK sees one row): (table, what breaks it,
-# a query counting what breaks it). `health.check_problem` runs those of the tables a store holds.
+# a query counting what breaks it). `deep_check.check_problem` runs those of the tables a store holds (the deferred deep check).
 _COUNTER = "(SELECT last_term_id FROM recall_meta WHERE id = 1)"
 RECALL_RULES: tuple[tuple[str, str, str], ...] = (
     ("recall_dict", "a term ID given to more than one text", "SELECT count(*) - count(DISTINCT id) FROM recall_dict"),

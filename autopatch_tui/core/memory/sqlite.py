@@ -22,7 +22,7 @@ def is_lock_error(exc: BaseException) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _uri(path: Path, **params: str) -> str:
+def uri(path: Path, **params: str) -> str:
     query = "&".join(f"{k}={v}" for k, v in params.items())
     return f"file:{quote(str(path))}" + (f"?{query}" if query else "")
 
@@ -31,7 +31,7 @@ def open_readwrite(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS, cr
     """A read-write connection in autocommit mode (transactions are explicit)."""
     mode = "rwc" if create else "rw"
     conn = sqlite3.connect(
-        _uri(path, mode=mode), uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        uri(path, mode=mode), uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
     )
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
@@ -39,7 +39,17 @@ def open_readwrite(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS, cr
     return conn
 
 
-def _side(path: Path, suffix: str) -> Path:
+def open_reader(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.Connection:
+    """A plain read-only connection to a store this process has open read-write (its `-wal` and
+    `-shm` exist): a normal WAL reader with its own read mark, whose snapshot is the latest commit."""
+    conn = sqlite3.connect(uri(path, mode="ro"), uri=True, timeout=busy_timeout, isolation_level=None,
+                           check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    return conn
+
+
+def side_file(path: Path, suffix: str) -> Path:
+    """`memory.db` + `suffix` (`-wal`, `-shm`, `-journal`; "" for the file itself)."""
     return path.with_name(path.name + suffix)
 
 
@@ -49,7 +59,7 @@ JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 def garbage_journal(path: Path) -> int | None:
     """The size of `path`'s `-journal` when it is not an SQLite rollback journal although SQLite
     would take it for a hot one (first byte not zero, no journal magic), else None."""
-    journal = _side(path, "-journal")
+    journal = side_file(path, "-journal")
     try:
         with journal.open("rb") as fh:
             head = fh.read(len(JOURNAL_MAGIC))
@@ -59,38 +69,6 @@ def garbage_journal(path: Path) -> int | None:
     if not head or head[0] == 0 or head == JOURNAL_MAGIC:
         return None
     return size
-
-
-def untouched_params(path: Path) -> dict[str, str]:
-    """URI parameters that read `path` without creating or changing any file in its folder.
-
-    A WAL file whose `-wal` and `-shm` both exist (a live peer, or a crash) is read normally in
-    `mode=ro`: SQLite uses the side files that are there and creates none. A rollback-journal file
-    is read in `mode=ro` too (with locking, so a concurrent first start is waited for), unless its
-    `-journal` is garbage that SQLite would try to roll back. Everything else — above all a WAL file without side files, where `mode=ro` would
-    create an empty `-wal` and a 32 KB `-shm` — is opened `immutable=1`: no locks, no side files."""
-    wal, shm = _side(path, "-wal"), _side(path, "-shm")
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(20)
-    except OSError:
-        head = b""
-    wal_mode = head[18:20] == b"\x02\x02"
-    if wal_mode and wal.exists() and shm.exists():
-        return {"mode": "ro"}
-    if not wal_mode and len(head) == 20 and not wal.exists() and not garbage_journal(path):
-        # a `-journal` here is empty, finished, or real: SQLite waits on a live writer's lock, and
-        # refuses a hot one it cannot roll back read-only
-        return {"mode": "ro"}
-    return {"mode": "ro", "immutable": "1"}
-
-
-def open_readonly(path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.Connection:
-    """A read-only connection that leaves the folder as it is (see `untouched_params`)."""
-    conn = sqlite3.connect(_uri(path, **untouched_params(path)), uri=True, timeout=busy_timeout,
-                           isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    return conn
 
 
 def opened_file(conn: sqlite3.Connection) -> str:

@@ -1,5 +1,11 @@
 """`MemoryStore`: one project's memory.db, validated on open, with one connection per thread.
 
+Opening runs the open-time check (`health.py`, independent of the store's size) and, when it
+passes, looks up the deep check's remembered verdict for the file's exact state (`verdicts.py`):
+a remembered fault keeps the store degraded without opening it for writing; a remembered healthy
+verdict makes it `verified`. Otherwise `verify()` runs the deep check later (after the app's first
+frame, after a CLI command's answer); a fault it finds degrades the store at once.
+
 A degraded store keeps its diagnostic and refuses every read and write through `conn()`; only
 `status`, `export` (when readable) and an explicit clear deal with it. A store that is intact but
 not writable for this user (cause `read_only`) also serves `read_conn()`: a read-only connection
@@ -10,30 +16,41 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.errors import MemoryDegradedError, MemoryStoreError, UnsafePathError
 from autopatch_tui.core.memory.bootstrap import StoreIdentity, open_or_create
-from autopatch_tui.core.memory.health import CORRUPT, MERGED, Health
-from autopatch_tui.core.memory.sqlite import enable_wal, open_readonly
+from autopatch_tui.core.memory.health import CORRUPT, MERGED, Health, check_runtime_invariants
+from autopatch_tui.core.memory.readonly import open_readonly
+from autopatch_tui.core.memory.sqlite import enable_wal
 from autopatch_tui.core.memory.store_files import open_verified
+from autopatch_tui.core.memory.verdicts import Verdict, VerdictMemo, file_state
 from autopatch_tui.core.paths import StorePaths
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.memory.deep_check import DeepCheck
 
 
 class MemoryStore:
-    def __init__(self, paths: StorePaths, identity: StoreIdentity, *, clock: Clock | None = None) -> None:
+    def __init__(self, paths: StorePaths, identity: StoreIdentity, *, clock: Clock | None = None,
+                 memo: VerdictMemo | None = None) -> None:
         self.paths = paths
         self.identity = identity
         self.clock: Clock = clock or SystemClock()
+        self.memo = memo if memo is not None else VerdictMemo(None)
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
         self.health: Health = Health(False, 0, "not opened")
+        self.verified = False  # the deep check passed on this store (this session, or remembered)
+        self._deep: DeepCheck | None = None  # the deep check in progress
 
     @classmethod
-    def open(cls, paths: StorePaths, identity: StoreIdentity, *, clock: Clock | None = None) -> MemoryStore:
-        store = cls(paths, identity, clock=clock)
+    def open(cls, paths: StorePaths, identity: StoreIdentity, *, clock: Clock | None = None,
+             memo: VerdictMemo | None = None) -> MemoryStore:
+        store = cls(paths, identity, clock=clock, memo=memo)
         store.reload()
         return store
 
@@ -53,12 +70,57 @@ class MemoryStore:
         return self.health.healthy
 
     def reload(self) -> Health:
-        """Validate (bootstrapping a missing file) and, when healthy, switch to WAL."""
+        """Validate (bootstrapping a missing file) and, when healthy, switch to WAL. A fault the
+        deep check remembered for exactly these files keeps the store degraded (nothing opened for
+        writing); the read-write connection then reads the invariants once more itself (a live
+        peer may have committed since the check read the file)."""
         self._drop_connections()
+        self.verified = False
         self.health = open_or_create(self.paths.db, self.identity, self.clock.now())
-        if self.health.healthy:
-            enable_wal(self.conn())
+        if not self.health.healthy:
+            return self.health
+        known = self.memo.lookup(self.paths.db, file_state(self.paths.db))
+        if known is not None and not known.healthy:
+            self.health = Health(False, self.health.schema_version, known.diagnostic, cause=known.cause or CORRUPT)
+            return self.health
+        self.verified = known is not None
+        enable_wal(self.conn())
+        problem = check_runtime_invariants(self.conn())
+        if problem:
+            self.mark_degraded(problem)
         return self.health
+
+    def verify(self, timeout: float | None = None) -> Verdict | None:
+        """The deep check (`deep_check.py`) of a healthy store not verified yet: its verdict (a
+        fault degrades the store at once), or None when it was cancelled, ran out of `timeout`
+        seconds, or was not needed (degraded, closed, already verified)."""
+        from autopatch_tui.core.memory.deep_check import DeepCheck  # only when a check runs
+
+        with self._lock:
+            if self._closed or not self.health.healthy or self.verified:
+                return None
+            check = self._deep = DeepCheck(self.paths.db, lambda: open_verified(self.paths, reader=True), self.memo)
+        try:
+            verdict = check.run(timeout)
+        except UnsafePathError as exc:  # a link planted after the store was checked
+            verdict = Verdict(False, exc.cause, str(exc))
+        finally:
+            with self._lock:
+                self._deep = None
+        if verdict is None or self._closed:
+            return None
+        if verdict.healthy:
+            self.verified = True
+        elif self.health.healthy:
+            self.mark_degraded(verdict.diagnostic or "the consistency check failed", verdict.cause or CORRUPT)
+        return verdict
+
+    def cancel_verify(self) -> None:
+        """Stop a deep check in progress (from any thread): it ends without a verdict."""
+        with self._lock:
+            check = self._deep
+        if check is not None:
+            check.cancel()
 
     def mark_degraded(self, diagnostic: str, cause: str = CORRUPT) -> None:
         """Run-time damage found: stop using the store until it is reloaded or cleared. Open
@@ -131,5 +193,7 @@ class MemoryStore:
             c.close()
 
     def close(self) -> None:
-        self._closed = True
+        with self._lock:
+            self._closed = True
+        self.cancel_verify()
         self._drop_connections()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autopatch_tui.core.errors import SymlinkRefusedError
 from autopatch_tui.core.memory.health import JOURNAL, NOT_A_FILE, PERMISSION, SYMLINK, Health
-from autopatch_tui.core.memory.sqlite import garbage_journal, open_readwrite, opened_file
+from autopatch_tui.core.memory.sqlite import garbage_journal, open_reader, open_readwrite, opened_file, side_file
 from autopatch_tui.core.paths import (
     StorePaths,
     create_private_file,
@@ -39,11 +39,27 @@ def _link_text(link: Path) -> str:
 
 
 def symlink_in(paths: StorePaths) -> Path | None:
-    """The first symlink on the way to any file the app opens under `.autopatch-j/`."""
+    """The first symlink on the way to any file the app opens under `.autopatch-j/`: the folder
+    itself (every component below the repository), then each file in it (one `lstat` each: every
+    opened path is a direct child of the folder)."""
+    state = paths.state_dir
+    link = find_symlink(paths.repo, state)
+    if link is not None:
+        return link
+    folder = str(state)
     for p in paths.opened_paths():
-        link = find_symlink(paths.repo, p)
-        if link is not None:
-            return link
+        if p == state:
+            continue
+        if p.parent != state:  # pragma: no cover - a path deeper down: walk it
+            link = find_symlink(paths.repo, p)
+            if link is not None:
+                return link
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(os.path.join(folder, p.name)).st_mode):
+                return p
+        except (FileNotFoundError, NotADirectoryError):
+            continue
     return None
 
 
@@ -123,13 +139,14 @@ def ensure_gitignore(paths: StorePaths) -> None:
             os.close(fd)
 
 
-def open_verified(paths: StorePaths) -> sqlite3.Connection:
-    """A read-write connection to `paths.db`, refused when SQLite opened anything but the checked
-    file (a link planted between the check and the open)."""
+def open_verified(paths: StorePaths, *, reader: bool = False) -> sqlite3.Connection:
+    """A read-write connection to `paths.db` (with `reader`: a plain read-only one, see
+    `sqlite.open_reader`), refused when SQLite opened anything but the checked file (a link
+    planted between the check and the open)."""
     link = symlink_in(paths)
     if link is not None:
         raise SymlinkRefusedError(_link_text(link), link)
-    conn = open_readwrite(paths.db)
+    conn = open_reader(paths.db) if reader else open_readwrite(paths.db)
     try:
         link = symlink_in(paths)
         if link is not None:
@@ -143,8 +160,10 @@ def open_verified(paths: StorePaths) -> sqlite3.Connection:
 
 
 def move_aside_odd_files(paths: StorePaths, now: float) -> list[Path]:
-    """For an explicit clear: every symlink and every non-file on the way to the database is
-    renamed aside (never deleted; a link's target is untouched). Returns the new paths."""
+    """For an explicit clear: every symlink, every non-file and every file with more than one hard
+    link on the way to the database is renamed aside (never deleted; a link's target and a hard
+    link's other names are untouched). A hard-linked `memory.db` takes its `-wal` along under the
+    matching name, so the moved file still opens with its last commits. Returns the new paths."""
     moved: list[Path] = []
     link = symlink_in(paths)
     while link is not None:
@@ -153,6 +172,24 @@ def move_aside_odd_files(paths: StorePaths, now: float) -> list[Path]:
     if os.path.lexists(paths.state_dir) and not paths.state_dir.is_dir():
         moved.append(move_aside(paths.state_dir, now))
     for artifact in paths.db_artifacts():
-        if os.path.lexists(artifact) and not stat.S_ISREG(os.lstat(artifact).st_mode):
-            moved.append(move_aside(artifact, now))
+        try:
+            st = os.lstat(artifact)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            aside = move_aside(artifact, now)
+            moved.append(aside)
+            if artifact == paths.db:
+                moved.extend(_move_wal_along(paths.db, aside))
     return moved
+
+
+def _move_wal_along(db: Path, aside: Path) -> list[Path]:
+    wal, target = side_file(db, "-wal"), side_file(aside, "-wal")
+    try:
+        if not stat.S_ISREG(os.lstat(wal).st_mode) or os.path.lexists(target):
+            return []
+    except FileNotFoundError:
+        return []
+    os.rename(wal, target)
+    return [target]

@@ -152,7 +152,12 @@ def renew_turn(conn: sqlite3.Connection, turn_id: str, owner: str, *, now: float
 
 
 def recover_expired_turns(conn: sqlite3.Connection, *, now: float) -> list[str]:
-    """Open turns whose lease expired (their process died) become `interrupted` and get queued."""
+    """Open turns whose lease expired (their process died) become `interrupted` and get queued.
+    Every open runs this: the write lock is taken only when such a turn exists (a read through the
+    `turns_open` index first), so opening a store never waits for another process's writes."""
+    expired = "SELECT 1 FROM turns WHERE state = 'open' AND lease_expires_at < ? LIMIT 1"
+    if conn.execute(expired, (now,)).fetchone() is None:
+        return []
     with write_txn(conn):
         rows = conn.execute(
             "SELECT id, thread_id, sequence FROM turns WHERE state = 'open' AND lease_expires_at < ?", (now,)

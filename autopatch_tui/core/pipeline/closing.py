@@ -57,6 +57,7 @@ def _join(threads: list[threading.Thread], runner: Any, join_timeout: float) -> 
 
 def stop_closing(mgr: Any, join_timeout: float) -> None:
     runner, worker = mgr._runner, mgr._worker  # None when never used: nothing to stop (and no import)
+    mgr.store.cancel_verify()  # a deep store check in progress ends at once, without a verdict
     if runner is not None:
         runner.summary_schedule.flush()  # a coalesced summary refresh still due is written now
         runner.stop()
@@ -64,13 +65,14 @@ def stop_closing(mgr: Any, join_timeout: float) -> None:
         wf.stop.set()
     if worker is not None:
         worker.stop(0)
-    mgr.turn_keepers.close(join_timeout)
+    if mgr._turn_keepers is not None:  # none was built: no request ran
+        mgr._turn_keepers.close(join_timeout)
     threads = [t for _, t in mgr._flushes]
     if worker is not None and worker.thread is not None:
         threads.append(worker.thread)
     _release(mgr)
     if runner is not None:
         _join(threads, runner, join_timeout)
-    if mgr.client is not None:
-        mgr.client.close()  # an abandoned call ends now, quietly (see PipelineRunner._guarded_call)
+    if mgr.built_client is not None:  # never builds one to close it
+        mgr.built_client.close()  # an abandoned call ends now, quietly (see PipelineRunner._guarded_call)
     mgr.store.close()

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.errors import AutopatchError
-from autopatch_tui.core.pipeline.flush import ExitFlushResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the pipeline is imported when a flush runs, not when the app starts
+    from autopatch_tui.core.pipeline.flush import ExitFlushResult
     from autopatch_tui.core.manager import MemoryManager
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,8 @@ class ExitFlush:
         started = self._monotonic()
         helper.start()
         helper.join(max(0.0, deadline - self._monotonic()))
+        from autopatch_tui.core.pipeline.flush import ExitFlushResult
+
         got = box.get("result")
         result = got if isinstance(got, ExitFlushResult) else None
         # no result and no error: the bound passed before the flush itself could start

@@ -7,6 +7,7 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 
 from autopatch_tui.core.errors import MemoryStoreError
 from autopatch_tui.core.pipeline.runner import PipelineRunner
@@ -16,8 +17,12 @@ log = logging.getLogger(__name__)
 
 
 class BackgroundWorker:
-    def __init__(self, runner: PipelineRunner, *, poll_seconds: float = 1.0) -> None:
+    def __init__(self, runner: PipelineRunner, *, poll_seconds: float = 1.0,
+                 before_work: Callable[[], bool] | None = None, cancel_before_work: Callable[[], None] | None = None,
+                 ) -> None:
         self.runner = runner
+        self.before_work = before_work  # runs first in the thread (the deep store check); False: no work
+        self.cancel_before_work = cancel_before_work  # `stop()` ends it at once
         self.poll_seconds = poll_seconds
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -65,10 +70,21 @@ class BackgroundWorker:
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
         self._wake.set()
+        if self.cancel_before_work is not None:
+            self.cancel_before_work()
         if self._thread is not None:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        if self.before_work is not None:  # the deep store check: the rebuild waits for its verdict
+            if self._stop.is_set():
+                return
+            try:
+                if not self.before_work() or self._stop.is_set():
+                    return
+            except MemoryStoreError as exc:  # closed or degraded meanwhile: nothing to do
+                log.info("memory worker not started: %s", type(exc).__name__)
+                return
         rebuild = self._rebuild_recall_index(None, 0.0) if self.runner.store.healthy else None
         while not self._stop.is_set():
             outcome = None

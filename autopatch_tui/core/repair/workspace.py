@@ -21,17 +21,29 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from autopatch_tui.core.errors import AutopatchError
-from autopatch_tui.core.repair import drafts_file
 from autopatch_tui.core.repair.findings import Finding, PatchDraft, bounded
 from autopatch_tui.core.repair.patching import DraftError, Edit, digest, holds_result, read_text, rebase_draft
 from autopatch_tui.core.repair.scanner import ScanReport
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.repair.drafts_file import AuditFile
 
 log = logging.getLogger(__name__)
 
 OPEN, PATCHED, FAILED, APPLIED, DISCARDED, STALE = "open", "patched", "failed", "applied", "discarded", "stale"
 RESOLVED, STILL_PRESENT, UNVERIFIED = "resolved", "still present", "unverified"
+
+
+def _drafts() -> ModuleType:
+    """`drafts_file` (its pydantic models), imported when an audit is saved, restored or ended —
+    never for the app's first frame, which builds a `ReviewState` (issue 23)."""
+    from autopatch_tui.core.repair import drafts_file
+
+    return drafts_file
 
 
 class WorkspaceError(AutopatchError):
@@ -252,9 +264,9 @@ class ReviewState:
         if self._repo is None or self._workspace is not ws:
             return
         try:
-            drafts_file.save(self._repo, drafts_file.document(ws.thread_id, ws))
+            _drafts().save(self._repo, _drafts().document(ws.thread_id, ws))
             self.persist_error = ""
-        except drafts_file.DraftsFileError as exc:
+        except _drafts().DraftsFileError as exc:
             if str(exc) != self.persist_error:
                 log.warning("audit drafts not saved: %s", type(exc).__name__)
             self.persist_error = str(exc)
@@ -271,14 +283,14 @@ class ReviewState:
         if self._repo is None:
             return ""
         try:
-            saved = drafts_file.load(self._repo)
-        except drafts_file.DraftsFileError as exc:
+            saved = _drafts().load(self._repo)
+        except _drafts().DraftsFileError as exc:
             text = str(exc)
             return f"{text[:1].upper()}{text[1:]}."
         if saved is None:
             return ""
         if not thread_id or saved.thread_id != thread_id:  # its thread ended (`autopatch-tui new` meanwhile)
-            drafts_file.remove(self._repo)
+            _drafts().remove(self._repo)
             gone = sum(1 for s in saved.states if s.status == PATCHED)
             return (f"The saved audit of an earlier thread was closed; {gone} pending patch(es) were not applied."
                     if gone else "")
@@ -346,20 +358,20 @@ class ReviewState:
         if ended is not None:
             ended.listen(None)
         if self._repo is not None:
-            drafts_file.remove(self._repo)
+            _drafts().remove(self._repo)
             self.persist_error = ""
         return ended is not None
 
 
-def _workspace_of(saved: drafts_file.AuditFile) -> AuditWorkspace:
+def _workspace_of(saved: AuditFile) -> AuditWorkspace:
     r = saved.report
     report = ScanReport(files=r.files, unparsed=list(r.unparsed), truncated=r.truncated, languages=dict(r.languages),
                         analyzers=list(r.analyzers), errors=list(r.errors), too_large=list(r.too_large),
                         notes=list(r.notes))
     ws = AuditWorkspace(saved.scan_id, tuple(saved.scope), report, reviewed=saved.reviewed, thread_id=saved.thread_id)
     for s in saved.states:
-        finding = drafts_file.finding_of(s.finding)
-        ws.states[finding.id] = FindingState(finding, s.status, drafts_file.draft_of(s.draft), s.failure,
+        finding = _drafts().finding_of(s.finding)
+        ws.states[finding.id] = FindingState(finding, s.status, _drafts().draft_of(s.draft), s.failure,
                                              s.verification, s.verification_note)
     report.findings = [s.finding for s in ws.states.values() if s.finding.origin == "scanner"]
     return ws

@@ -11,8 +11,8 @@ from pathlib import Path
 from autopatch_tui.core.identity.remote import normalize_remote_url
 from autopatch_tui.core.identity.repo import read_origin_remote
 from autopatch_tui.core.memory.health import inspect_store
-from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
-from autopatch_tui.core.recall.terms import phrase_terms
+from autopatch_tui.core.memory.readonly import open_readonly
+from autopatch_tui.core.memory.sqlite import read_txn
 
 MAX_SUBJECTS = 24
 MAX_STATEMENTS = 8
@@ -45,6 +45,8 @@ class StoreInfo:
     @cached_property
     def subject_terms(self) -> frozenset[str]:
         """The recall terms of the sampled subjects (for the scan's similarity ordering)."""
+        from autopatch_tui.core.recall.terms import phrase_terms  # the scan's, not a command's
+
         return frozenset(t for subject in self.subjects for t in phrase_terms(subject))
 
     def live_remote(self) -> str:
@@ -59,6 +61,19 @@ class StoreUnreadable(Exception):
     def __init__(self, diagnostic: str) -> None:
         super().__init__(diagnostic)
         self.diagnostic = diagnostic
+
+
+def read_store_name(db_path: Path) -> tuple[str, str | None]:
+    """(store name, `retired_into`) of a healthy store: what the merge redirect needs, read in a
+    few pages (never a count that grows with the store)."""
+    if not os.path.isfile(db_path):
+        raise StoreUnreadable("the store file does not exist or cannot be reached")
+    health = inspect_store(db_path, then=lambda conn: conn.execute(
+        "SELECT store_name, retired_into FROM memory_meta WHERE id = 1").fetchone())
+    if not health.healthy:
+        raise StoreUnreadable(health.diagnostic or "the store is not a healthy v4 database")
+    meta = health.read  # the check found the row (the meta singleton is part of it)
+    return meta["store_name"], meta["retired_into"]  # type: ignore[index]
 
 
 def read_store_info(db_path: Path) -> StoreInfo:

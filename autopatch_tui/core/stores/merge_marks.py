@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 from autopatch_tui.core.memory import review, review_marks
-from autopatch_tui.core.memory.sqlite import open_readonly, open_readwrite, read_txn
+from autopatch_tui.core.memory.readonly import open_readonly
+from autopatch_tui.core.memory.sqlite import open_readwrite, read_txn
 from autopatch_tui.core.paths import StorePaths
 
 

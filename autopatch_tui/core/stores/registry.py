@@ -14,6 +14,7 @@ from autopatch_tui.core.memory.sqlite import enable_wal, open_readwrite, opened_
 from autopatch_tui.core.paths import create_private_file, find_symlink
 
 REGISTRY_FILE = "registry.db"
+SEEN_REFRESH_SECONDS = 24 * 3600.0  # `seen_at` is refreshed at most once a day by a repeat open
 DDL = (
     """CREATE TABLE IF NOT EXISTS stores (
     name TEXT PRIMARY KEY,
@@ -61,9 +62,11 @@ class Registry:
         except BaseException:
             self._conn.close()
             raise
-        with write_txn(self._conn):
-            for stmt in DDL:
-                self._conn.execute(stmt)
+        have = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+        if not {"stores", "stores_db_path", "aliases"} <= have:  # a new registry: no write lock otherwise
+            with write_txn(self._conn):
+                for stmt in DDL:
+                    self._conn.execute(stmt)
         enable_wal(self._conn)
 
     def _refuse_links(self, home: Path) -> None:
@@ -84,6 +87,14 @@ class Registry:
 
     def upsert(self, *, name: str, db_path: Path, root: str | None, remote: str | None, label: str | None,
                retired_into: str | None, now: float) -> None:
+        """Record what a store says about itself. Every open calls this: an entry that already says
+        the same (and was seen within SEEN_REFRESH_SECONDS) is not written again, so a command
+        costs no registry write, and no sync, while nothing changed."""
+        row = self._conn.execute("SELECT db_path, root, remote, label, retired_into, seen_at FROM stores"
+                                 " WHERE name = ?", (name,)).fetchone()
+        if row is not None and tuple(row)[:5] == (str(db_path), root, remote, label, retired_into) \
+                and now - float(row["seen_at"]) < SEEN_REFRESH_SECONDS:
+            return
         with write_txn(self._conn):
             self._conn.execute(
                 "INSERT INTO stores (name, db_path, root, remote, label, retired_into, added_at, seen_at)"

@@ -13,7 +13,7 @@ from pathlib import Path
 from autopatch_tui.core.memory.store_files import symlink_in
 from autopatch_tui.core.paths import StorePaths
 
-from autopatch_tui.core.stores.info import StoreUnreadable, read_store_info
+from autopatch_tui.core.stores.info import StoreUnreadable, read_store_name
 from autopatch_tui.core.stores.registry import Registry
 
 MAX_HOPS = 16
@@ -40,12 +40,12 @@ def _follow(registry: Registry, alias: str, holder: str) -> Redirect:
         if entry is None:
             return Redirect(alias, name, None, f"Memory was merged into {name}, which is not registered on this machine")
         try:
-            info = read_store_info(Path(entry.db_path))
+            _, retired_into = read_store_name(Path(entry.db_path))
         except StoreUnreadable:
             return Redirect(alias, name, None, f"Memory was merged into {name}, whose store is not reachable here")
-        if not info.retired_into:
+        if not retired_into:
             return Redirect(alias, name, Path(entry.db_path))
-        name = info.retired_into
+        name = retired_into
     return Redirect(alias, name, None, "Memory merge aliases form a loop")
 
 
@@ -60,11 +60,11 @@ def resolve_holder(db: Path, store_name: str, registry: Registry) -> Redirect | 
         return None
     if os.path.lexists(db):
         try:
-            info = read_store_info(db)
+            name, retired_into = read_store_name(db)
         except StoreUnreadable:
             return None  # the manager reports the degraded store itself
-        if info.retired_into:
-            return _follow(registry, info.name, info.retired_into)
+        if retired_into:
+            return _follow(registry, name, retired_into)
         return None
     holder = registry.holder_of(store_name)
     if holder is None:

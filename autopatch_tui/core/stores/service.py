@@ -17,7 +17,8 @@ from autopatch_tui.core.identity.remote import normalize_remote_url
 from autopatch_tui.core.identity.repo import read_origin_remote, resolve_repo_root
 from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.memory.health import inspect_store
-from autopatch_tui.core.memory.sqlite import open_readonly, open_readwrite, write_txn
+from autopatch_tui.core.memory.readonly import open_readonly
+from autopatch_tui.core.memory.sqlite import open_readwrite, write_txn
 from autopatch_tui.core.paths import StorePaths
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.settings import Settings

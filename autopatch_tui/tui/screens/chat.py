@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 from textual import on
@@ -13,19 +13,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import OptionList
-from textual.widgets._markdown import MarkdownStream
 from textual.worker import Worker, WorkerState
 
-from autopatch_tui.core.agent.chat import NO_MODEL_HELP
-from autopatch_tui.core.agent.loop import AgentCallbacks
 from autopatch_tui.core.agent.prompt_report import PromptReport, context_label, instructions_label
+from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.instructions.section import visible
-from autopatch_tui.core.llm.reach import unreachable_text
-from autopatch_tui.core.memory.history import TurnInfo
-from autopatch_tui.core.memory.turn_memory import MemoryNote
 from autopatch_tui.tui import slash
-from autopatch_tui.tui.commands import CommandRunner
 from autopatch_tui.tui.file_index import FileIndex
 from autopatch_tui.tui.prompt_history import PromptHistory, history_file
 from autopatch_tui.tui.turn_control import RequestCancelled, TurnControl, tool_step
@@ -40,10 +34,19 @@ from autopatch_tui.tui.messages import (
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog, FailedTurnNote, NoteMessage
+from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
 from autopatch_tui.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:  # imported where first used, after the first frame (issue 23)
+    from textual.widgets._markdown import MarkdownStream
+
+    from autopatch_tui.core.agent.loop import AgentCallbacks
+    from autopatch_tui.core.memory.history import TurnInfo
+    from autopatch_tui.core.memory.turn_memory import MemoryNote
+    from autopatch_tui.tui.commands import CommandRunner
+    from autopatch_tui.tui.widgets.assistant_message import AssistantMessage
 
 
 class TurnResult(Protocol):
@@ -88,7 +91,7 @@ class ChatScreen(AppScreen):
         super().__init__(name="chat")
         self.services = services
         self.files = FileIndex(services.manager.repo)
-        self.commands = CommandRunner(self, services)
+        self._commands: CommandRunner | None = None  # built with the first slash command
         self._answer: AssistantMessage | None = None
         self._stream: MarkdownStream | None = None
         self.busy = False
@@ -100,6 +103,14 @@ class ChatScreen(AppScreen):
         self._steps_note: NoteMessage | None = None
         self._memory_watch: dict[str, Widget] = {}  # turn ID -> the widget its Memory note goes under
         self._memory_check_due = False
+
+    @property
+    def commands(self) -> CommandRunner:
+        if self._commands is None:
+            from autopatch_tui.tui.commands import CommandRunner
+
+            self._commands = CommandRunner(self, self.services)
+        return self._commands
 
     def compose(self) -> ComposeResult:
         yield ChatLog(id="log")
@@ -369,6 +380,9 @@ class ChatScreen(AppScreen):
         def tool(name: str) -> None:
             control.check()
             post(ToolUsed(name))
+
+        from autopatch_tui.core.agent.loop import AgentCallbacks
+        from autopatch_tui.core.llm.reach import unreachable_text
 
         callbacks = AgentCallbacks(on_delta=delta, on_reset=reset, on_tool=tool)
         try:

@@ -1,20 +1,31 @@
 """The conversation view. User text and notes are plain `Text` (never markup); the assistant's
-answer is Markdown, streamed. The view follows the bottom until the user scrolls up."""
+answer is Markdown, streamed (`assistant_message.py`). The view follows the bottom until the user
+scrolls up. Textual's Markdown widget (and its parser) is imported with the first answer shown,
+not before the first frame (issue 23): `AssistantMessage` is this module's lazily."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets._markdown import MarkdownStream
+from textual.widgets import Static
 
-from autopatch_tui.core.memory.turn_memory import MemoryNote
-from autopatch_tui.tui.widgets.markdown_view import markdown_view
-from autopatch_tui.tui.widgets.memory_turn_note import MemoryTurnNote
+if TYPE_CHECKING:
+    from textual.widgets._markdown import MarkdownStream
+
+    from autopatch_tui.core.memory.turn_memory import MemoryNote
+    from autopatch_tui.tui.widgets.assistant_message import AssistantMessage
+    from autopatch_tui.tui.widgets.memory_turn_note import MemoryTurnNote
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AssistantMessage":
+        from autopatch_tui.tui.widgets.assistant_message import AssistantMessage
+
+        return AssistantMessage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UserMessage(Static):
@@ -41,26 +52,6 @@ class FailedTurnNote(NoteMessage):
         self.line = line
 
 
-class AssistantMessage(Markdown):
-    """An answer. `source` is exactly the saved text; what is drawn is its `markdown_view`."""
-
-    def __init__(self, markdown: str = "", **kwargs: Any) -> None:
-        self._saved: str | None = markdown
-        super().__init__(markdown_view(markdown), **kwargs)
-
-    def update(self, markdown: str) -> AwaitComplete:
-        self._saved = markdown
-        return super().update(markdown_view(markdown))
-
-    def append(self, markdown: str) -> AwaitComplete:
-        self._saved = None  # streaming: the source is what has arrived
-        return super().append(markdown)
-
-    @property
-    def source(self) -> str:
-        return self._saved if self._saved is not None else super().source
-
-
 class ChatLog(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
@@ -72,11 +63,15 @@ class ChatLog(VerticalScroll):
 
     async def add_memory_note(self, turn_id: str, notes: list[MemoryNote], *, after: Widget) -> MemoryTurnNote:
         """What a turn's Memory work did, right under the turn (`after`: its answer or note)."""
+        from autopatch_tui.tui.widgets.memory_turn_note import MemoryTurnNote
+
         note = MemoryTurnNote(turn_id, notes)
         await self.mount(note, after=after)
         return note
 
     async def add_assistant(self, markdown: str) -> AssistantMessage:
+        from autopatch_tui.tui.widgets.assistant_message import AssistantMessage
+
         widget = AssistantMessage(markdown)
         await self.mount(widget)
         return widget
@@ -92,6 +87,8 @@ class ChatLog(VerticalScroll):
         return note
 
     async def start_answer(self) -> tuple[AssistantMessage, MarkdownStream]:
+        from textual.widgets import Markdown
+
         widget = await self.add_assistant("")
         stream = Markdown.get_stream(widget)
         return widget, stream
