@@ -943,3 +943,126 @@ TERSE = [
 @pytest.mark.parametrize("text,rule", TERSE)
 def test_terse_norms(text, rule):
     assert read_quote(text, text).refusal() == rule
+
+
+ROUND_THREE = [  # (text, quote or None, expected rule or None, lasting or None): our sentences per mechanism
+    # ---- M1. a directive followed by a tag asking for agreement, a polite request to stop/start a habit
+    ("以后 PR 标题都写英文，可以不？", None, None, True),
+    ("从今天起变量名用驼峰，懂了吗？", None, None, True),
+    ("以后回复先给结论，听到没？", "以后回复先给结论", None, True),
+    ("往后接口文档都放 docs/api，清楚不？", None, None, True),
+    ("prefix every branch with the ticket id, capisce?", None, None, True),
+    ("squash before you merge from now on, yeah?", None, None, True),
+    ("could you quit writing TODOs in the code?", None, None, None),
+    ("can you stop sprinkling console.log through the components?", None, None, None),
+    ("would you start adding type hints to new functions?", None, None, True),
+    ("would you mind never using print for logging?", None, None, True),
+    ("以后会不会加 ARM 支持？", None, "user_question", None),  # a question about the future, no request
+    ("用哪个库比较好？", None, "user_question", None),  # 好 closing a question is no tag
+    ("could you stop the server?", None, "user_question", None),  # one task, no habit
+    ("can you tell me why the build is slow?", None, "request_for_info", None),
+    ("is it ever ok to use globals?", None, "user_question", None),
+    # ---- M2. a decision frame before a colon or a dash makes the clause it announces a decision
+    ("golden rule for this codebase: handlers never touch the DB directly", None, None, True),
+    ("team rule — every migration has a down step", "every migration has a down step", None, True),
+    ("rule no. 3 in this repo: feature flags are removed within a month", "feature flags are removed within a month",
+     None, True),
+    ("alright, here's the call: all secrets come from Vault", None, None, True),
+    ("as a rule, public functions carry docstrings", None, None, True),
+    ("we decide: the frontend talks to the gateway only", "the frontend talks to the gateway only", None, True),
+    ("ok we're going with this: every cron job is idempotent", "every cron job is idempotent", None, True),
+    ("约定：所有表都带 created_at", "所有表都带 created_at", None, True),
+    ("the rule engine evaluates every rule in order", None, "code_fact", None),  # a system named after rules
+    ("policy check: all requests pass through the auth middleware", None, "code_fact", None),  # a label, no frame
+    ("the decision service returns a score for every user", None, "code_fact", None),
+    ("config: all values are loaded from env", None, "code_fact", None),
+    # an interjection carrying the lasting word
+    ("Normally — and I mean every single time — PRs get two approvals", "PRs get two approvals", None, True),
+    ("Normally — and I mean every single time — PRs get two approvals", None, None, True),
+    ("Handlers return typed errors, and I mean every handler, not just the new ones", "Handlers return typed errors",
+     None, True),
+    ("CI is green. It always is.", "CI is green.", "code_fact", None),  # no interjection, no pointing back
+    # a description, an intervening clause, then an anaphoric directive
+    ("logs go to stdout. we settled that last sprint and I'd like you to stick to it", "logs go to stdout", None,
+     True),
+    ("config lives in env vars. the team agreed on this a while ago, please keep to it", "config lives in env vars",
+     None, True),
+    ("we decided in 2022 to use Mongo but then we migrated off it", None, "code_fact", None),  # undone: history
+    ("we picked Celery last year, but it got dropped", None, "code_fact", None),
+    # a prohibition naming the contrasted alternative turns "we use" into a commitment
+    ("we use httpx for HTTP, not requests — don't suggest requests again", "we use httpx for HTTP, not requests",
+     None, True),
+    ("we use httpx for HTTP, not requests", None, "code_fact", None),
+    ("we use Helm; the old scripts used kustomize", None, "code_fact", None),
+    # negations typed without the apostrophe
+    ("we cant merge without a green build", None, None, None),
+    ("we wont accept PRs without tests", None, None, None),
+    ("this isnt optional: every PR gets a changelog entry", None, None, True),
+    ("you shouldnt mock the database", None, None, None),
+    ("we cant reproduce the flaky test", None, "code_fact", None),  # "can't" of ability, not of a rule
+    # ---- M3. a lasting sentence pointing back makes the previous directive hard/always
+    ("Keep secrets in Vault. From now on that's how every team does it.", "Keep secrets in Vault.", None, True),
+    ("Use zod for validation. Going forward that applies to the admin app as well.", "Use zod for validation.",
+     None, True),
+    ("Use UTC in logs. Consider it done and don't bring it up again.", "Use UTC in logs.", None, True),
+    ("Releases happen on Thursdays. That's how we do it.", "Releases happen on Thursdays.", None, True),
+    ("keep in mind that I read diffs on my phone — keep lines under 80", "keep lines under 80", None, True),
+    ("Use UTC in logs. That's final for this PR.", "Use UTC in logs.", "one_off_scope", None),
+    ("Use UTC in logs. That was a good call.", "Use UTC in logs.", None, False),
+    # ---- M4. Chinese reason / concession / sequence; a start point after a local clause
+    ("因为报表要对外发，所以以后一律保留两位小数", None, None, True),
+    ("发布任何版本之前都先打 tag，哪怕只是补丁版本也一样", None, None, True),
+    ("这次的 debug 日志先留着，but going forward 不要提交 debug 日志", "but going forward 不要提交 debug 日志", None, True),
+    ("这个 PR 先不加测试，from now on 新功能都要带测试", "from now on 新功能都要带测试", None, True),
+    ("这个 PR 先不加测试，以后新功能都要带测试", "以后新功能都要带测试", None, True),
+    ("这个 PR 先不加测试，from now on 新功能都要带测试", "这个 PR 先不加测试", "one_off_scope", None),
+    # ---- M5. system habits and event reports are code facts, whatever the model proposed
+    ("数据同步任务每小时会自动跑一次", None, "code_fact", None),
+    ("生产库用的是 MySQL 8，测试环境也都一样", None, "code_fact", None),
+    ("每次推送都会触发一次安全扫描", None, "code_fact", None),
+    ("申请权限的请求每次都会抄送给管理员", None, "code_fact", None),  # 请 inside 申请/请求 is no "please"
+    ("the e2e suite is always slow on Fridays anyway", None, "code_fact", None),
+    ("our pods always get evicted around noon btw", None, "code_fact", None),
+    ("the nightly build broke again because someone bumped node, it's always node lol", None, "code_fact", None),
+    ("release failed twice since the cert expired", None, "code_fact", None),
+    ("cron jobs always get rescheduled after a deploy, so don't worry about it", None, "code_fact", None),
+    ("the cache gets flushed every night, don't worry about it", None, "code_fact", None),
+    ("每次发版都要写 changelog", None, None, True),  # 要: an obligation
+    ("每周都清理一次临时文件，别忘了", None, None, True),
+    ("the preview env must always match main", None, None, True),
+    ("each PR gets two reviews", None, None, True),
+    ("use named exports", None, None, False),  # a participle before a noun is no past tense
+    ("release tagged builds only", None, None, None),
+    # ---- M6. limits bounded by an event or a version are one-offs; recurring or open-ended ones last
+    ("Until the refactor is merged, don't rename any modules", None, "one_off_scope", None),
+    ("till v2 ships, no breaking changes", None, "one_off_scope", None),
+    ("until 4.1 is out, keep the deprecated flag", None, "one_off_scope", None),
+    ("before the migration lands, keep the old columns", None, "one_off_scope", None),
+    ("在迁移完成之前先别改表结构", None, "one_off_scope", None),
+    ("这一版先不加埋点，下一版再加", None, "one_off_scope", None),
+    ("before every deploy, run the migrations check", None, None, True),
+    ("until further notice, write commit messages in English", None, None, True),
+    ("support Python until 3.13 is the oldest supported version", None, None, None),
+    ("合并之前先 rebase", None, None, None),  # a step order, not an event
+]
+
+
+@pytest.mark.parametrize("text,quote,rule,lasting", ROUND_THREE)
+def test_round_three_mechanisms(text, quote, rule, lasting):
+    r = read_quote(text, quote or text)
+    assert r.refusal() == rule, (r, text)
+    if rule is None and lasting is not None:
+        assert r.lasting == lasting, (r, text)
+
+
+CONFIRMATIONS_ROUND_THREE = [  # an acknowledgement said to last keeps its standing (the start point splits it)
+    ("没问题，以后就按这个来", None),
+    ("行，往后都这么写", None),
+    ("好，这一版先这么做", "one_off_scope"),
+    ("好，这次先这样，下一版再说", "not_confirmed"),
+]
+
+
+@pytest.mark.parametrize("text,rule", CONFIRMATIONS_ROUND_THREE)
+def test_round_three_confirmations(text, rule):
+    assert confirmation_refusal(text) == rule, text

@@ -12,6 +12,7 @@ repair request must carry; `violation` an extraction contract rule sent to the o
 A kept candidate's `lasting` (when set) is the standing the evidence gives it: True = stored `hard`
 + `always` whatever the model proposed, False = `soft` + `on_match`.
 
+`round_two_wrong=True` marks a round-three case that the round-two gate got wrong, measured the same way.
 `round_one_wrong=True` marks a round-two case (issue #19, generalization) that the round-one
 evidence gate got wrong, measured the same way against that gate's code.
 `careless=True` marks a case the validator before the semantic gate got wrong (it stored the
@@ -65,6 +66,7 @@ class Case:
     trap: bool = False
     legit: bool = False
     round_one_wrong: bool = False  # the round-one evidence gate got it wrong (measured against its code)
+    round_two_wrong: bool = False  # the round-two gate got it wrong (issue #19 round three; measured against its code)
     repair: tuple[Cand, ...] | None = None
     consolidate: dict = field(default_factory=dict)
     consolidation_rule: str | None = None
@@ -721,4 +723,35 @@ CASES: tuple[Case, ...] = (
                    u(0, "认证统一迁到 OAuth2，旧的 session 登录直接下线"),
                    aliases=("migrate auth to OAuth2", "retire session login"), lasting=True),),
          violation="cjk_decision_needs_english_alias", legit=True, hits=(("retire session login", "认证方式"),)),
+    # ---------------------------------------------------------------- round three (issue #19)
+    # M7. a discussion whose fields assert an outcome the undecided user never drew is refused; an open
+    # trade-off phrased as two 是-clauses, or one the user asks to keep track of, is kept
+    Case("r3-en-discussion-outcome", "en",
+         (t("GraphQL or REST for the partner API? still weighing it, no rush.", "REST looks like the better fit."),),
+         (c(X, "partner API style", "Partner API style: conclusion so far is that REST wins over GraphQL.",
+            u(0, "GraphQL or REST for the partner API? still weighing it"), expect="assistant_conclusion"),),
+         forbidden=(X,), round_two_wrong=True),
+    Case("r3-zh-discussion-confirmed", "zh",
+         (t("消息队列用 Kafka 还是 RabbitMQ，我还在犹豫。", "两者各有优劣。"),),
+         (c(X, "消息队列选型", "消息队列选型：已确认用 Kafka", u(0, "消息队列用 Kafka 还是 RabbitMQ，我还在犹豫"),
+            expect="assistant_conclusion"),),
+         forbidden=(X,), round_two_wrong=True),
+    Case("r3-zh-discussion-decided-switch", "zh",
+         (t("要不要把前端构建迁到 Vite，我还没拿定主意。", "Vite 的冷启动确实快很多。"),),
+         (c(X, "前端构建工具", "决定改用 Vite 构建前端", u(0, "要不要把前端构建迁到 Vite，我还没拿定主意"),
+            expect="assistant_conclusion"),),
+         forbidden=(X,), round_two_wrong=True),
+    Case("r3-zh-discussion-two-sides", "zh",
+         (t("服务端渲染是产品想要的，纯静态是我们维护得起的。我还没想好选哪个。", "这确实是个取舍。"),),
+         (c(X, "前端渲染方式", "前端渲染：服务端渲染与纯静态之间的取舍，尚未决定",
+            u(0, "服务端渲染是产品想要的，纯静态是我们维护得起的")),),
+         legit=True, round_two_wrong=True),
+    Case("r3-en-discussion-keep-track", "en",
+         (t("keep track of this one for me: shared schema vs per-tenant DBs, haven't decided",
+            "Noted. I'll keep both sides in mind: stronger isolation with separate databases versus lower "
+            "operational overhead with one schema."),),
+         (c(X, "tenant data layout", "Open trade-off: stronger isolation versus lower operational overhead "
+            "(separate databases per tenant or one shared schema).",
+            u(0, "keep track of this one for me: shared schema vs per-tenant DBs, haven't decided")),),
+         legit=True, round_two_wrong=True),
 )
