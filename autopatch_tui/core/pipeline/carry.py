@@ -143,6 +143,8 @@ _BACK = L.rx(
     r"bring (?:it|that|this) up|debate|change your mind on)(?![a-z])",
     r"^(?:i|we)(?:'d| would)? (?:want|like|need|expect|ask)(?: you)? to (?:keep|stick|stay|hold) (?:to|with) "
     r"(?:it|that|this|them)(?![a-z])",
+    r"^(?:i|we)(?:'d| would)? (?:want|like|need|expect) (?:it|this|that|them) (?:kept|to stay|to remain|left)(?![a-z])",
+    r"^(?:the )?same (?:for|with|in|goes for|applies to)(?![a-z])",
     r"^(?:这|那)(?:就|个|条)?(?:是)?(?:定了|定下来了|规矩|规定|最终的|不用再讨论)|^(?:别|不要|不用)再(?:讨论|争|改|提|议)了?",
 )
 _CONJUNCT = re.compile(r"\s*(?:[,;，；]\s*|\s(?:and|so|then)\s)\s*")
@@ -172,7 +174,7 @@ _FRAME = L.rx(
     r"(?:(?:the|our|my|a|one|another|new|team|house|golden|hard|simple|standing|project|repo|first|second|third|only|"
     r"main|big|key|iron|ground|general|firm|strict|official|final|team's)\s+)*"
     r"(?:rule|policy|convention|decision|call|principle|guideline|standard|agreement|verdict|ruling|law|mandate|"
-    r"plan|deal|norm|practice)s?(?:\s*(?:#|no\.?|number)\s*\d+)?"
+    r"plan|deal|norm|practice)s?(?:\s*(?:#|no\.?|number)\s*\d+)?(?:\s+(?:made|taken|reached))?"
     r"(?:\s+(?:for|in|on|across|of|around) [^,:]{1,30}?)?"
     r"(?:\s+(?:from now|from here|going forward|" + re.escape(LASTING) + r"|here|then|now|of thumb|of the house))?"
     r"(?:\s+(?:is|are|here|stands|remains|reads|as follows|goes|going forward)(?:\s+(?:simple|this|clear|that|now))?)?"

@@ -261,7 +261,8 @@ EN_MODAL = re.compile(
 # a norm over a quantified subject: "Every public endpoint needs an example", "each PR gets two reviews"
 # ("Every handler logs to stdout" states a fact: only verbs of requirement make the norm)
 EN_NORM = re.compile(r"^(?:every|each|all|any)\b[^,]*?\b(?:needs?|requires?|gets?|deserves?)\b(?! to be (?:done|fixed))"
-                     r"|^[^,]*?\b(?:always|never) (?:needs?|requires?|gets?)\b(?! [a-z]+(?:ed|en)\b)")
+                     r"|^[^,]*?\b(?:always|never) (?:needs?|requires?|gets?)\b(?! (?:[a-z]+(?:ed|en)|cold|hot|warm|"
+                     r"slow|fast|stale|full|empty|big|large|worse|better|stuck|lost|busy|flaky|red|green|noisy|weird)\b)")
 # a verbless norm: a short noun phrase under a constraint ("One assertion per test.", "Tabs over
 # spaces.", "Max 100 chars per line."); a verbless phrase without one is a label or a fact
 EN_VERBLESS_NORM = re.compile(r"\b(?:per|max|maximum|min|minimum|at most|at least|no more than|instead of|over|"
@@ -270,7 +271,7 @@ DETERMINERS = frozenset("the a an our this that these those my your its their hi
 EN_PLEASE = re.compile(r"\bplease\b")
 # a reassurance about the conversation, no rule: "don't worry about it", "no need to bother", "不用担心"
 REASSURANCE = re.compile(r"^(?:(?:so|and|but|just|ok)\s+)*(?:don't|do not|no need to|never) (?:worry|bother|sweat|stress|panic|"
-                         r"fret)\b|^nothing to worry about|^(?:it's |that's )?(?:not a big deal|no big deal)"
+                         r"fret)\b|^nothing to worry about|^no (?:worries|stress)$|^(?:it's |that's )?(?:not a big deal|no big deal)"
                          r"|^(?:所以|那)?(?:不用|别|不必|无需)(?:太)?(?:担心|在意|紧张|管它|理会)")
 # changing a habit: "quit adding X", "stop writing Y", "start adding Z" (a behaviour, not one task: "stop the server")
 EN_HABIT_CHANGE = re.compile(r"^(?:stop|quit|cease|give up|start|begin|keep) (?!(?:the|a|an|this|that|it|my|our|your)\b)"

@@ -419,13 +419,14 @@ def _lend(reading: Reading, chosen: list[Segment], other: Segment, gap: str, aft
     if (not after and reading.mood in KEEPABLE and _DASH.search(f" {gap} ")
             and L.EN_REMEMBER.match(_strip_lead(other.text)) and not reading.local):
         return replace(reading, lasting=True)  # "keep in mind that I review on mobile — wrap lines at 80"
-    if (after and reading.fact and carry.names_alternative(chosen[-1].text, other.text)
+    if (after and (reading.fact or reading.mood in KEEPABLE) and carry.names_alternative(chosen[-1].text, other.text)
             and not other.raw.rstrip().endswith(("?", "？"))):
         # "we use httpx for HTTP, not requests — don't suggest requests again": a prohibition naming
-        # the contrasted alternative makes the description a commitment
+        # the contrasted alternative makes the description a commitment, and a lasting one
         kept = read_segment(other.text, repair=repair)
         if kept.mood == "directive" and kept.refusal() is None:
-            return replace(reading, mood="commitment", fact=False, lasting=True)
+            mood = reading.mood if reading.mood in KEEPABLE else "commitment"
+            return replace(reading, mood=mood, fact=False, lasting=True)
     if _short(other.text) or L.LIMIT_STATEMENT.match(other.text):
         r = read_segment(other.text)
         if after and r.mood == "question" and carry.ANAPHOR_DOUBT.search(other.text):
