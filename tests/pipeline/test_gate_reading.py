@@ -1044,6 +1044,18 @@ ROUND_THREE = [  # (text, quote or None, expected rule or None, lasting or None)
     ("until further notice, write commit messages in English", None, None, True),
     ("support Python until 3.13 is the oldest supported version", None, None, None),
     ("合并之前先 rebase", None, None, None),  # a step order, not an event
+    # ---- look-alikes of the broadened pointers and frames: a system fact stays a fact
+    ("Postgres listens on 5432. That's the default.", "Postgres listens on 5432.", "code_fact", None),
+    ("The retry loop backs off exponentially. That's the way it works.", "The retry loop backs off exponentially.",
+     "code_fact", None),
+    ("The timeout is 30 seconds. Same for the CLI going forward.", "The timeout is 30 seconds.", "code_fact", None),
+    ("the call: returns 404 on missing ids", None, "code_fact", None),  # an API call, no "final call"
+    ("decision log: we moved to Postgres in 2023", None, "code_fact", None),
+    ("our rules engine — every rule runs in declaration order", "every rule runs in declaration order", "code_fact",
+     None),
+    ("Put fixtures under tests/data. Same for the plugins going forward.", "Put fixtures under tests/data.", None,
+     True),
+    ("Deploys go through Argo. That's the rule from now on.", "Deploys go through Argo.", None, True),
     # ---- a second batch, written after the first passed (each failure was fixed in its mechanism)
     ('以后日志里别打手机号，记住没？', None, None, True),
     ('从下周起周报用模板写，行吧？', None, None, True),

@@ -108,7 +108,7 @@ _EN_MAINTAIN = re.compile(
     r"|(?:continue|carry on)(?: with| doing)? (?:it|that|this|them|such)"
     r"|(?:don't|do not|never) change (?:it|that|this|them)|maintain (?:it|that|this|them|such)|preserve (?:it|that|this|them)"
     r"|(?:the )?same (?:going forward|from now on|in future)"
-    r"|(?:that|this|it)(?:'s| is| will be) (?:the|our) (?:rule|way|standard|convention|policy|default)"
+    r"|(?:that|this|it)(?:'s| is| will be) (?:the|our) (?:rule|way|standard|convention|policy)"
     r"|(?:that|this|it)(?:'s| is) (?:final|settled|decided)|that's how (?:we do it|i want it|it stays))"
     r"(?:\s+(?:going forward|from now on|please|always|here|for now|for the time being|for the moment|"
     + re.escape(LASTING) + r"))*$")
@@ -134,22 +134,37 @@ _BACK = L.rx(
     r"^(?:we|the team|everyone|we all|our team|i)(?: all| both)?(?: \w+ly)? (?:agreed|settled|decided|aligned|voted|"
     r"signed off)(?: on| to| about)? (?:that|this|it)(?![a-z])",
     r"^(?:that|this|it)(?:'s| is| will be)? (?:how (?:we|you|every(?:one| \w+)|all (?:of )?(?:us|\w+)|each \w+|the team|"
-    r"i) (?:\w+ )?(?:do|does|handle|handles|want|wants|like|likes|want it|work|works)(?: it| things| this| that)?|"
-    r"(?:the|our) (?:rule|standard|way|norm|convention|policy|law|default)|final|settled|decided|non[- ]negotiable|"
-    r"set in stone|not up for debate)(?![a-z])",
-    r"^(?:that|this|it|the same(?: rule)?|same)(?: rule)? (?:goes|applies|holds|counts|stands)(?: (?:for|to)(?![a-z])|$)",
+    r"i) (?:\w+ )?(?:do|does|handle|handles|want|wants|like|likes|want it)(?: it| things| this| that)?|"
+    r"final|settled|decided|non[- ]negotiable|set in stone|not up for debate)(?![a-z])",
+    # a rule noun closes the sentence ("that's the rule (from now on)"; not "that's the default", "the way it works")
+    r"^(?:that|this|it)(?:'s| is| will be)? (?:the|our|a) (?:rule|standard|norm|convention|policy|law)"
+    r"(?: here| now| from now on| going forward| " + re.escape(LASTING) + r")?$",
     r"^(?:consider|treat|call|take) (?:that|this|it) (?:as )?(?:settled|done|final|decided|closed|the rule|law|agreed)",
     r"^(?:don't|do not|never|no need to) (?:reopen|revisit|relitigate|re-?litigate|question|argue about|second[- ]guess|"
     r"bring (?:it|that|this) up|debate|change your mind on)(?![a-z])",
     r"^(?:i|we)(?:'d| would)? (?:want|like|need|expect|ask)(?: you)? to (?:keep|stick|stay|hold) (?:to|with) "
     r"(?:it|that|this|them)(?![a-z])",
     r"^(?:i|we)(?:'d| would)? (?:want|like|need|expect) (?:it|this|that|them) (?:kept|to stay|to remain|left)(?![a-z])",
-    r"^(?:the )?same (?:for|with|in|goes for|applies to)(?![a-z])",
     r"^(?:这|那)(?:就|个|条)?(?:是)?(?:定了|定下来了|规矩|规定|最终的|不用再讨论)|^(?:别|不要|不用)再(?:讨论|争|改|提|议)了?",
 )
 _CONJUNCT = re.compile(r"\s*(?:[,;，；]\s*|\s(?:and|so|then)\s)\s*")
 _BACK_LEAD = re.compile(r"^(?:(?:and|so|also|please|just|ok|okay|yes|yeah|then|" + re.escape(LASTING)
                         + r"|going forward|moving forward|from now on|always|以后|今后|往后)[,\s]+)+")
+
+
+# A weaker pointer: it extends what was said to more places ("Going forward that applies to the admin
+# app as well", "Same for the plugins."): a directive lasts, a description stays what it was
+_EXTENDS = L.rx(
+    r"^(?:that|this|it|the same(?: rule)?|same)(?: rule)? (?:goes|applies|holds|counts|stands)(?: (?:for|to)(?![a-z])|$)",
+    r"^(?:the )?same (?:for|with|in|goes for|applies to)(?![a-z])",
+    r"^(?:这|那)?(?:个|条)?(?:也|同样)(?:适用于|适用)",
+)
+
+
+def extends(text: str) -> bool:
+    """A sentence extending what was just said elsewhere, with a lasting word (`_EXTENDS`)."""
+    body = _BACK_LEAD.sub("", text.strip(_TRAIL + "?？"))
+    return bool(_EXTENDS.search(body)) and bool(L.LASTING_SCOPE.search(text))
 
 
 def maintains(text: str) -> bool:
@@ -173,8 +188,8 @@ _FRAME = L.rx(
     r"^(?:(?:ok|okay|so|alright|right|well|fine|and|then|yes|yeah)[,\s]+)*(?:"
     r"(?:(?:the|our|my|a|one|another|new|team|house|golden|hard|simple|standing|project|repo|first|second|third|only|"
     r"main|big|key|iron|ground|general|firm|strict|official|final|team's)\s+)*"
-    r"(?:rule|policy|convention|decision|call|principle|guideline|standard|agreement|verdict|ruling|law|mandate|"
-    r"plan|deal|norm|practice)s?(?:\s*(?:#|no\.?|number)\s*\d+)?(?:\s+(?:made|taken|reached))?"
+    r"(?:rule|policy|convention|decision|principle|guideline|standard|agreement|verdict|ruling|law|mandate|"
+    r"plan|norm|practice|(?<=final )call|(?<=team )call|(?<=my )call|(?<=our )call)s?(?:\s*(?:#|no\.?|number)\s*\d+)?(?:\s+(?:made|taken|reached))?"
     r"(?:\s+(?:for|in|on|across|of|around) [^,:]{1,30}?)?"
     r"(?:\s+(?:from now|from here|going forward|" + re.escape(LASTING) + r"|here|then|now|of thumb|of the house))?"
     r"(?:\s+(?:is|are|here|stands|remains|reads|as follows|goes|going forward)(?:\s+(?:simple|this|clear|that|now))?)?"
@@ -249,5 +264,6 @@ def reason_limit(reason: str, directive: str) -> bool:
     return bool(L.LOCAL_SCOPE.search(reason) and ANAPHOR.search(directive))
 
 
-__all__ = ["ANAPHOR", "LOCAL", "REVERSAL", "SO", "TEMPORAL", "emphasis", "frame", "lift", "maintains", "names_alternative",
+__all__ = ["ANAPHOR", "LOCAL", "REVERSAL", "SO", "TEMPORAL", "emphasis", "extends", "frame", "lift", "maintains",
+           "names_alternative",
            "reason_limit", "scope_fragment", "verbless"]

@@ -138,6 +138,7 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     (r"\b(?:this|that|these|those) (?:kinds?|types?|sorts?|class|classes|category) of\b", "such"),
     (r"\b(?:like this|like that|this way|that way|this style|this pattern|this format|this convention|this "
      r"approach|this rule|this naming|this layout|this structure|this idea|this plan|this proposal)\b", "such"),
+    (r"\bhere(?:'s| is) (?:the|my|our) (?:call|deal|verdict)\b", "final call"),  # a decision frame, no place
     (r"\bhere(?:'s| is| are)\b", " "),
     (r"\bnever ?mind\b", "ok"),  # a cancellation, no prohibition
     # Chinese: a start point, a negated limit, universality, a deferral holding 以后, a kind or manner

@@ -408,6 +408,9 @@ def _lend(reading: Reading, chosen: list[Segment], other: Segment, gap: str, aft
         # read as one sentence: "Tabs. Always." is "Tabs, always"; "not just here — every X…" one clause
         joined = [f"{s.text} , {other.text}" if after else f"{other.text} : {s.text}" for s in chosen]
         return replace(_combine([read_segment(j, repair=repair) for j in joined]), lasting=True)
+    if (after and carry.extends(other.text) and reading.mood in KEEPABLE and not reading.local
+            and not other.raw.rstrip().endswith(("?", "？"))):
+        return replace(reading, lasting=True)  # "Use zod. Going forward that applies to the admin app as well."
     if after and carry.maintains(other.text) and reading.mood == "ack" and not other.raw.rstrip().endswith(("?", "？")):
         return replace(reading, lasting=True)  # "没问题，以后就按这个来": an acknowledgement said to last
     if (after and carry.maintains(other.text) and not other.raw.rstrip().endswith(("?", "？"))
