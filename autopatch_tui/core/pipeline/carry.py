@@ -134,7 +134,7 @@ _BACK = L.rx(
     r"^(?:we|the team|everyone|we all|our team|i)(?: all| both)?(?: \w+ly)? (?:agreed|settled|decided|aligned|voted|"
     r"signed off)(?: on| to| about)? (?:that|this|it)(?![a-z])",
     r"^(?:that|this|it)(?:'s| is| will be)? (?:how (?:we|you|every(?:one| \w+)|all (?:of )?(?:us|\w+)|each \w+|the team|"
-    r"i) (?:\w+ )?(?:do|does|handle|handles|want|wants|like|likes|want it)(?: it| things| this| that)?|"
+    r"i) (?:\w+ )?(?:do|does|handle|handles|want|wants|like|likes|want it|work|works)(?: it| things| this| that)?|"
     r"final|settled|decided|non[- ]negotiable|set in stone|not up for debate)(?![a-z])",
     # a rule noun closes the sentence ("that's the rule (from now on)"; not "that's the default", "the way it works")
     r"^(?:that|this|it)(?:'s| is| will be)? (?:the|our|a) (?:rule|standard|norm|convention|policy|law)"
@@ -223,7 +223,8 @@ REVERSAL = L.rx(
     L.en(r"(?:got|was|were|has been|have been|is being) (?:dropped|reverted|abandoned|cancell?ed|scrapped|rolled back|"
          r"undone|killed|shelved|overruled|replaced|reversed|walked back)", r"never (?:happened|shipped|stuck|landed)",
          r"(?:we|they|the team|everyone) (?:dropped|reverted|abandoned|scrapped|undid|rolled back|moved off|migrated "
-         r"off|went back|backed out|changed (?:our|their) minds?|gave up on)",
+         r"off|went back|backed out|changed (?:our|their) minds?|gave up on|ditched|dumped|binned|killed|replaced|"
+         r"walked away from|moved away from|switched away from|got rid of)",
          r"didn't (?:stick|happen|last|work out|go anywhere)", r"fell through"),
     r"后来(?:又)?(?:放弃|撤回|改回|取消|没用|没做|不用|作废)|已经(?:废弃|放弃|撤销|作废)|没(?:能)?落地|不了了之",
 )

@@ -275,7 +275,7 @@ REASSURANCE = re.compile(r"^(?:(?:so|and|but|just|ok)\s+)*(?:don't|do not|no nee
                          r"|^(?:所以|那)?(?:不用|别|不必|无需)(?:太)?(?:担心|在意|紧张|管它|理会)")
 # changing a habit: "quit adding X", "stop writing Y", "start adding Z" (a behaviour, not one task: "stop the server")
 EN_HABIT_CHANGE = re.compile(r"^(?:stop|quit|cease|give up|start|begin|keep) (?!(?:the|a|an|this|that|it|my|our|your)\b)"
-                             r"[a-z]+ing\b")
+                             r"[a-z-]+ing\b")
 EN_POLITE = re.compile(r"^(?:could|can|would|will) you\b|^would you mind\b|^(?:can|could) we\b|^do you mind\b"
                        r"|^is it (?:ok|possible) (?:if|to)\b")
 # a request for information (not a lasting rule)
@@ -296,7 +296,7 @@ QUESTION_TAG = re.compile(
     r"yes or no|clear enough|understand|好吗|好不好|可以吗|行吗|行不行|对吧|好么|可以不|ok吗|成吗|没问题吧)\s*\?*$"
     # an acknowledgement asked for after a comma: 明白？/ 懂了吗？/ 听到没？/ 记住了没有？/ 清楚不？
     r"|[,，]\s*(?:(?:明白|懂|清楚|听到|听见|收到|记住|知道|同意|可以|行|好|成|对)了?(?:吗|么|没有?|不|嘛|吧)?"
-    r"|(?:有|没)问题(?:吗|么|没有?)?)\s*\?*$")
+    r"|(?:有|没)(?:问题|意见|异议)(?:吧|吗|么|没有?)?)\s*\?*$")
 EN_UNDECIDED = rx(
     en(r"not decided", r"haven't decided", r"have not decided", r"hasn't been decided", r"not yet decided",
        r"undecided", r"not sure", r"unsure", r"should we", r"shall we", r"do we want", r"or not", r"open question",

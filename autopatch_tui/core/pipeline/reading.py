@@ -303,6 +303,10 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
     lent = next((k for k in ("start", "frame", "emphasis", "lasting") if k in kinds), None)
     lasting = lasting or lent in ("frame", "emphasis")
     content = [c for c, k in zip(parts, kinds) if not k]
+    if "frame" in kinds and content:  # a frame's "here" ("the standard here —") is no place of what it announces
+        rest = " , ".join(content)
+        local = (bool(L.LOCAL_SCOPE.search(rest)) or _one_off_xian(rest, lasting)
+                 or (not lasting and bool(L.EVENT_SCOPE.search(rest))))
     if not content:
         return Reading("declarative", hedged=any(_hedge(c) for c in parts), undecided=undecided, local=local,
                        lasting=lasting, repair=repair)
@@ -377,13 +381,13 @@ def read_quote(text: str, quote: str, *, repair: bool = False, meaning: Iterable
 def _reversed(text: str, segs: list[Segment], first: Segment, last: Segment) -> bool:
     """A segment after `first` (quoted, the rest of its sentence, or the next sentence) reports that
     what it decided was undone ("we decided on Kafka last year, but it got dropped")."""
-    later = [s for s in segs if s.start > first.start]
+    later = list(segs)  # a comma clause of the decision's own segment too ("…, then we ditched it")
     later += [n for n, _, after in adjacent(text, last, last) if after]
     if last.end < MAX_REVERSAL:
         turn = segments(text[:MAX_REVERSAL])
         own = next((s.sentence for s in turn if s.start <= last.start < s.end), None)
         later += [s for s in turn if s.start >= last.end and s.sentence == own]
-    return any(carry.REVERSAL.search(s.text) for s in later[:4])
+    return any(carry.REVERSAL.search(main_part(s.text)) for s in later[:4])  # not in a reason: "because X got dropped"
 
 
 def _lender(text: str) -> bool:
