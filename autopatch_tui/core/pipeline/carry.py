@@ -16,14 +16,32 @@ sentence boundaries (used by `reading.py`; text is normalized and masked, `claus
 - A *fronted reason* ("I read these on my phone, so keep …", "since these run in cron, …", "这些
   脚本在 CI 里跑，所以…") is context: its demonstratives do not limit the directive that follows. A
   limit in time does carry ("I'm on my phone today, so keep it short"), and so does a local one the
-  directive points back to ("since this module is generated, don't edit it")."""
+  directive points back to ("since this module is generated, don't edit it").
+- Round three (issue #19): a *decision frame* ("house rule —", "rule no. 3 for this repo:", "we
+  decide:", "as a rule,", "规矩是：") and an *interjection* with a lasting word ("— and I mean always
+  —") make the clause they announce a lasting commitment; a sentence *pointing back* as one of its
+  conjuncts ("we settled that and I want you to stick to it", "That's final.", "consider it done")
+  makes a description a lasting decision, a weaker one *extending* it ("same for the CLI going
+  forward") only makes a directive last; a prohibition naming the *contrasted alternative* ("we use
+  X, not Z — don't suggest Z again") makes "we use X" a commitment; a decision later *undone* ("…
+  but it got dropped") is history."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from autopatch_tui.core.pipeline import lexicon as L
-from autopatch_tui.core.pipeline.clauses import LASTING, LOCAL
+from autopatch_tui.core.pipeline.clauses import (
+    LASTING,
+    LOCAL,
+    Segment,
+    adjacent,
+    main_part,
+    segments,
+)
+
+MAX_REVERSAL = 2000  # characters of a turn searched for the rest of a quoted sentence
 
 _TRAIL = " .!。！~～…'\"”)）】,，:：;；-—–"
 
@@ -230,6 +248,18 @@ REVERSAL = L.rx(
 )
 
 
+def undone(text: str, segs: Sequence[Segment], last: Segment) -> bool:
+    """A quoted segment, the rest of the sentence of `last` or the next sentence reports that what
+    was decided was undone ("we decided on Kafka last year, but it got dropped")."""
+    later = list(segs)  # a comma clause of the decision's own segment too ("…, then we ditched it")
+    later += [n for n, _, after in adjacent(text, last, last) if after]
+    if last.end < MAX_REVERSAL:
+        turn = segments(text[:MAX_REVERSAL])
+        own = next((s.sentence for s in turn if s.start <= last.start < s.end), None)
+        later += [s for s in turn if s.start >= last.end and s.sentence == own]
+    return any(REVERSAL.search(main_part(s.text)) for s in later[:4])  # not in a reason: "because X got dropped"
+
+
 # a contrasted alternative: "we use httpx, not requests" → "requests"
 _ALTERNATIVE = re.compile(r"(?:[,，]\s*|\s)(?:not|instead of|rather than|over|而不是|不用|不是)\s*([^,，.;；:：]+)")
 _WORD = re.compile(r"[a-z][a-z0-9_.+-]{2,}|[\u4e00-\u9fff]{2,}")
@@ -266,5 +296,4 @@ def reason_limit(reason: str, directive: str) -> bool:
 
 
 __all__ = ["ANAPHOR", "LOCAL", "REVERSAL", "SO", "TEMPORAL", "emphasis", "extends", "frame", "lift", "maintains",
-           "names_alternative",
-           "reason_limit", "scope_fragment", "verbless"]
+           "names_alternative", "reason_limit", "scope_fragment", "undone", "verbless"]

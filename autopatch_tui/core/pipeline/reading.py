@@ -36,7 +36,6 @@ from autopatch_tui.core.pipeline.markers import is_acknowledgement
 from autopatch_tui.core.recall.terms import content_terms
 
 KEEPABLE = ("directive", "commitment", "preference")
-MAX_REVERSAL = 2000  # characters of a turn searched for the rest of a quoted sentence
 _TRAIL = " .!。！~～…'\"”)）】"
 
 
@@ -373,21 +372,9 @@ def read_quote(text: str, quote: str, *, repair: bool = False, meaning: Iterable
     for neighbour, gap, after in adjacent(text, content[0], content[-1]):
         if neighbour not in lenders:
             reading = _lend(reading, content, neighbour, gap, after, repair)
-    if reading.mood == "commitment" and _reversed(text, segs, content[0], content[-1]):
+    if reading.mood == "commitment" and carry.undone(text, segs, content[-1]):
         return replace(reading, mood="declarative", fact=True, lasting=False)  # a decision since undone: history
     return reading
-
-
-def _reversed(text: str, segs: list[Segment], first: Segment, last: Segment) -> bool:
-    """A segment after `first` (quoted, the rest of its sentence, or the next sentence) reports that
-    what it decided was undone ("we decided on Kafka last year, but it got dropped")."""
-    later = list(segs)  # a comma clause of the decision's own segment too ("…, then we ditched it")
-    later += [n for n, _, after in adjacent(text, last, last) if after]
-    if last.end < MAX_REVERSAL:
-        turn = segments(text[:MAX_REVERSAL])
-        own = next((s.sentence for s in turn if s.start <= last.start < s.end), None)
-        later += [s for s in turn if s.start >= last.end and s.sentence == own]
-    return any(carry.REVERSAL.search(main_part(s.text)) for s in later[:4])  # not in a reason: "because X got dropped"
 
 
 def _lender(text: str) -> bool:
