@@ -1,5 +1,7 @@
 """A reusable yes/no confirmation dialog. The body is plain text (never markup): it may quote
-user or model text such as an item's statement."""
+user or model text such as an item's statement. A dialog with a larger body or other keys (the
+promote diff, written on ctrl+s, no letter bound) subclasses `ConfirmBase`: `compose_body` for the
+body, its own BINDINGS and `CONFIRM_KEY` for the key named on the confirm button."""
 
 from __future__ import annotations
 
@@ -14,30 +16,34 @@ from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
 
 
-class ConfirmScreen(AppModalScreen):
-    """Dismisses with True (Yes / `y`) or False (No / `n` / escape). No is focused first, so a
-    stray Enter never confirms a destructive action."""
+class ConfirmBase(AppModalScreen):
+    """A confirmation: dismisses with True (the confirm button, `action_answer(True)`) or False.
+    The cancel button is focused first, so a stray Enter never confirms. No keys of its own: a
+    subclass binds them (and names its confirm key in `CONFIRM_KEY`)."""
 
+    CONFIRM_KEY = ""
     CSS_PATH = style("dialogs.tcss")
-    BINDINGS = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n", "answer(False)", "No", id="confirm.no"),
-        Binding("escape", "answer(False)", "Close", id="confirm.cancel", show=False),
-    ]
 
-    def __init__(self, title: str, body: str, confirm_label: str = "Yes") -> None:
-        super().__init__(name="confirm", classes="confirm")
+    def __init__(self, title: str, body: str, confirm_label: str = "Yes", *, cancel_label: str = "No",
+                 variant: str = "error", name: str = "confirm") -> None:
+        super().__init__(name=name, classes=name)
         self.title_text = title
         self.body_text = body
         self.confirm_label = confirm_label
+        self.cancel_label = cancel_label
+        self.variant = variant
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(self.title_text), id="title", markup=False)
-            yield Static(Text(self.body_text), id="body", markup=False)
+            yield from self.compose_body()
             with Horizontal(classes="buttons"):
-                yield Button(Text("No"), id="no", variant="default")
-                yield Button(Text(f"{self.confirm_label} (y)"), id="yes", variant="error")
+                yield Button(Text(self.cancel_label), id="no", variant="default")
+                yield Button(Text(f"{self.confirm_label} ({self.CONFIRM_KEY})"), id="yes",
+                             variant=self.variant)  # type: ignore[arg-type]
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(Text(self.body_text), id="body", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -54,3 +60,15 @@ class ConfirmScreen(AppModalScreen):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+
+class ConfirmScreen(ConfirmBase):
+    """Dismisses with True (Yes / `y`) or False (No / `n` / escape). No is focused first, so a
+    stray Enter never confirms a destructive action."""
+
+    CONFIRM_KEY = "y"
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n", "answer(False)", "No", id="confirm.no"),
+        Binding("escape", "answer(False)", "Close", id="confirm.cancel", show=False),
+    ]
