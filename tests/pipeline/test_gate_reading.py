@@ -943,3 +943,240 @@ TERSE = [
 @pytest.mark.parametrize("text,rule", TERSE)
 def test_terse_norms(text, rule):
     assert read_quote(text, text).refusal() == rule
+
+
+ROUND_THREE = [  # (text, quote or None, expected rule or None, lasting or None): our sentences per mechanism
+    # ---- M1. a directive followed by a tag asking for agreement, a polite request to stop/start a habit
+    ("以后 PR 标题都写英文，可以不？", None, None, True),
+    ("从今天起变量名用驼峰，懂了吗？", None, None, True),
+    ("以后回复先给结论，听到没？", "以后回复先给结论", None, True),
+    ("往后接口文档都放 docs/api，清楚不？", None, None, True),
+    ("prefix every branch with the ticket id, capisce?", None, None, True),
+    ("squash before you merge from now on, yeah?", None, None, True),
+    ("could you quit writing TODOs in the code?", None, None, None),
+    ("can you stop sprinkling console.log through the components?", None, None, None),
+    ("would you start adding type hints to new functions?", None, None, True),
+    ("would you mind never using print for logging?", None, None, True),
+    ("以后会不会加 ARM 支持？", None, "user_question", None),  # a question about the future, no request
+    ("用哪个库比较好？", None, "user_question", None),  # 好 closing a question is no tag
+    ("could you stop the server?", None, "user_question", None),  # one task, no habit
+    ("can you tell me why the build is slow?", None, "request_for_info", None),
+    ("is it ever ok to use globals?", None, "user_question", None),
+    # ---- M2. a decision frame before a colon or a dash makes the clause it announces a decision
+    ("golden rule for this codebase: handlers never touch the DB directly", None, None, True),
+    ("team rule — every migration has a down step", "every migration has a down step", None, True),
+    ("rule no. 3 in this repo: feature flags are removed within a month", "feature flags are removed within a month",
+     None, True),
+    ("alright, here's the call: all secrets come from Vault", None, None, True),
+    ("as a rule, public functions carry docstrings", None, None, True),
+    ("we decide: the frontend talks to the gateway only", "the frontend talks to the gateway only", None, True),
+    ("ok we're going with this: every cron job is idempotent", "every cron job is idempotent", None, True),
+    ("约定：所有表都带 created_at", "所有表都带 created_at", None, True),
+    ("the rule engine evaluates every rule in order", None, "code_fact", None),  # a system named after rules
+    ("policy check: all requests pass through the auth middleware", None, "code_fact", None),  # a label, no frame
+    ("the decision service returns a score for every user", None, "code_fact", None),
+    ("config: all values are loaded from env", None, "code_fact", None),
+    # an interjection carrying the lasting word
+    ("Normally — and I mean every single time — PRs get two approvals", "PRs get two approvals", None, True),
+    ("Normally — and I mean every single time — PRs get two approvals", None, None, True),
+    ("Handlers return typed errors, and I mean every handler, not just the new ones", "Handlers return typed errors",
+     None, True),
+    ("CI is green. It always is.", "CI is green.", "code_fact", None),  # no interjection, no pointing back
+    # a description, an intervening clause, then an anaphoric directive
+    ("logs go to stdout. we settled that last sprint and I'd like you to stick to it", "logs go to stdout", None,
+     True),
+    ("config lives in env vars. the team agreed on this a while ago, please keep to it", "config lives in env vars",
+     None, True),
+    ("we decided in 2022 to use Mongo but then we migrated off it", None, "code_fact", None),  # undone: history
+    ("we picked Celery last year, but it got dropped", None, "code_fact", None),
+    # a prohibition naming the contrasted alternative turns "we use" into a commitment
+    ("we use httpx for HTTP, not requests — don't suggest requests again", "we use httpx for HTTP, not requests",
+     None, True),
+    ("we use httpx for HTTP, not requests", None, "code_fact", None),
+    ("we use Helm; the old scripts used kustomize", None, "code_fact", None),
+    # negations typed without the apostrophe
+    ("we cant merge without a green build", None, None, None),
+    ("we wont accept PRs without tests", None, None, None),
+    ("this isnt optional: every PR gets a changelog entry", None, None, True),
+    ("you shouldnt mock the database", None, None, None),
+    ("we cant reproduce the flaky test", None, "code_fact", None),  # "can't" of ability, not of a rule
+    # ---- M3. a lasting sentence pointing back makes the previous directive hard/always
+    ("Keep secrets in Vault. From now on that's how every team does it.", "Keep secrets in Vault.", None, True),
+    ("Use zod for validation. Going forward that applies to the admin app as well.", "Use zod for validation.",
+     None, True),
+    ("Use UTC in logs. Consider it done and don't bring it up again.", "Use UTC in logs.", None, True),
+    ("Releases happen on Thursdays. That's how we do it.", "Releases happen on Thursdays.", None, True),
+    ("keep in mind that I read diffs on my phone — keep lines under 80", "keep lines under 80", None, True),
+    ("Use UTC in logs. That's final for this PR.", "Use UTC in logs.", "one_off_scope", None),
+    ("Use UTC in logs. That was a good call.", "Use UTC in logs.", None, False),
+    # ---- M4. Chinese reason / concession / sequence; a start point after a local clause
+    ("因为报表要对外发，所以以后一律保留两位小数", None, None, True),
+    ("发布任何版本之前都先打 tag，哪怕只是补丁版本也一样", None, None, True),
+    ("这次的 debug 日志先留着，but going forward 不要提交 debug 日志", "but going forward 不要提交 debug 日志", None, True),
+    ("这个 PR 先不加测试，from now on 新功能都要带测试", "from now on 新功能都要带测试", None, True),
+    ("这个 PR 先不加测试，以后新功能都要带测试", "以后新功能都要带测试", None, True),
+    ("这个 PR 先不加测试，from now on 新功能都要带测试", "这个 PR 先不加测试", "one_off_scope", None),
+    # ---- M5. system habits and event reports are code facts, whatever the model proposed
+    ("数据同步任务每小时会自动跑一次", None, "code_fact", None),
+    ("生产库用的是 MySQL 8，测试环境也都一样", None, "code_fact", None),
+    ("每次推送都会触发一次安全扫描", None, "code_fact", None),
+    ("申请权限的请求每次都会抄送给管理员", None, "code_fact", None),  # 请 inside 申请/请求 is no "please"
+    ("the e2e suite is always slow on Fridays anyway", None, "code_fact", None),
+    ("our pods always get evicted around noon btw", None, "code_fact", None),
+    ("the nightly build broke again because someone bumped node, it's always node lol", None, "code_fact", None),
+    ("release failed twice since the cert expired", None, "code_fact", None),
+    ("cron jobs always get rescheduled after a deploy, so don't worry about it", None, "code_fact", None),
+    ("the cache gets flushed every night, don't worry about it", None, "code_fact", None),
+    ("每次发版都要写 changelog", None, None, True),  # 要: an obligation
+    ("每周都清理一次临时文件，别忘了", None, None, True),
+    ("the preview env must always match main", None, None, True),
+    ("each PR gets two reviews", None, None, True),
+    ("use named exports", None, None, False),  # a participle before a noun is no past tense
+    ("release tagged builds only", None, None, None),
+    # ---- M6. limits bounded by an event or a version are one-offs; recurring or open-ended ones last
+    ("Until the refactor is merged, don't rename any modules", None, "one_off_scope", None),
+    ("till v2 ships, no breaking changes", None, "one_off_scope", None),
+    ("until 4.1 is out, keep the deprecated flag", None, "one_off_scope", None),
+    ("before the migration lands, keep the old columns", None, "one_off_scope", None),
+    ("在迁移完成之前先别改表结构", None, "one_off_scope", None),
+    ("这一版先不加埋点，下一版再加", None, "one_off_scope", None),
+    ("before every deploy, run the migrations check", None, None, True),
+    ("until further notice, write commit messages in English", None, None, True),
+    ("support Python until 3.13 is the oldest supported version", None, None, None),
+    ("合并之前先 rebase", None, None, None),  # a step order, not an event
+    # ---- a third batch, written blind after the second passed (5 of 46 failed; fixed in their mechanisms)
+    ('以后 commit 都要关联 issue，OK？', None, None, True),
+    ('从这周开始代码评审至少两个人，没意见吧？', None, None, True),
+    ('write tests before fixing bugs from now on, sound fair?', None, None, True),
+    ('can you quit putting emojis in the changelog?', None, None, None),
+    ('would you kindly stop force-pushing to shared branches?', None, None, None),
+    ('以后要不要加 i18n？', None, 'undecided', None),
+    ('can you stop the running migration?', None, 'user_question', None),
+    ('new rule: every public function gets a docstring', None, None, True),
+    ('the standard here — all dates are ISO 8601', 'all dates are ISO 8601', None, True),
+    ('policy for the mobile team: releases go out every two weeks', 'releases go out every two weeks', None, True),
+    ("ok so we've settled it: the admin panel uses server-side rendering", 'the admin panel uses server-side rendering', None, True),
+    ('铁律：生产环境不直接改数据', None, None, True),
+    ('我们的约定是，接口版本号放在路径里', None, None, True),
+    ('Typically — and I mean in every repo — the README has a quickstart', 'the README has a quickstart', None, True),
+    ('Errors bubble up to the handler. We discussed this at length and I want you to stick with it.', 'Errors bubble up to the handler.', None, True),
+    ("we use pino for logging, not winston. don't bring up winston again", 'we use pino for logging, not winston.', None, True),
+    ('we dont merge on fridays', None, None, None),
+    ('you cant skip code review', None, None, None),
+    ('the rule parser ignores comments in every file', None, 'code_fact', None),
+    ('policy engine: all denies are logged', None, 'code_fact', None),
+    ('we decided on Elastic back in 2020, then we ditched it', None, 'code_fact', None),
+    ("Run the linter before committing. That's non-negotiable.", 'Run the linter before committing.', None, True),
+    ('Use feature flags for risky changes. This is how everyone works from now on.', 'Use feature flags for risky changes.', None, True),
+    ('文档用 Markdown 写。以后一律这样。', '文档用 Markdown 写。', None, True),
+    ('remember that the API is public — never break its contract', 'never break its contract', None, True),
+    ('既然客户在海外，那么以后时间一律用 UTC 显示', None, None, True),
+    ('发布之前都先跑一遍冒烟测试，哪怕是热修复也不例外', None, None, True),
+    ('这个 hotfix 先跳过 review，以后任何改动都要有 review', '以后任何改动都要有 review', None, True),
+    ('这个接口先别加缓存, going forward 新接口都要加缓存', 'going forward 新接口都要加缓存', None, True),
+    ('监控每五分钟会自动拉一次指标', None, 'code_fact', None),
+    ('预发环境用的是 Redis 7，线上也都一样', None, 'code_fact', None),
+    ('每次打 tag 都会触发发布流水线', None, 'code_fact', None),
+    ('the flaky test always fails on the first run anyway', None, 'code_fact', None),
+    ('our CDN always purges at 4am fyi', None, 'code_fact', None),
+    ("build crashed again since the disk filled up, it's always the disk", None, 'code_fact', None),
+    ("the staging DB gets reset every sunday, so don't stress", None, 'code_fact', None),
+    ('每次发布都得有回滚方案', None, None, True),
+    ('the README must always list env vars', None, None, True),
+    ('每天早上都检查一遍告警，别偷懒', None, None, True),
+    ('until the new auth service is live, keep the legacy login', None, 'one_off_scope', None),
+    ('until 1.4 is released, freeze the API', None, 'one_off_scope', None),
+    ('在重构完成之前先别加新功能', None, 'one_off_scope', None),
+    ('这一版先不支持暗色模式，下个版本再说', None, 'one_off_scope', None),
+    ('before every merge, rebase on main', None, None, True),
+    ('until told otherwise, reply in Chinese', None, None, True),
+    ("we decided to move to Postgres because the vendor dropped MySQL support", None, None, None),
+    # ---- look-alikes of the broadened pointers and frames: a system fact stays a fact
+    ("Postgres listens on 5432. That's the default.", "Postgres listens on 5432.", "code_fact", None),
+    ("The retry loop backs off exponentially. That's the way it works.", "The retry loop backs off exponentially.",
+     "code_fact", None),
+    ("The timeout is 30 seconds. Same for the CLI going forward.", "The timeout is 30 seconds.", "code_fact", None),
+    ("the call: returns 404 on missing ids", None, "code_fact", None),  # an API call, no "final call"
+    ("decision log: we moved to Postgres in 2023", None, "code_fact", None),
+    ("our rules engine — every rule runs in declaration order", "every rule runs in declaration order", "code_fact",
+     None),
+    ("Put fixtures under tests/data. Same for the plugins going forward.", "Put fixtures under tests/data.", None,
+     True),
+    ("Deploys go through Argo. That's the rule from now on.", "Deploys go through Argo.", None, True),
+    # ---- a second batch, written after the first passed (each failure was fixed in its mechanism)
+    ('以后日志里别打手机号，记住没？', None, None, True),
+    ('从下周起周报用模板写，行吧？', None, None, True),
+    ('default to dark mode in screenshots from here on, k?', None, None, True),
+    ('keep answers under 200 words going forward, deal?', None, None, True),
+    ('can you stop suggesting lodash for everything?', None, None, True),
+    ('would you please quit renaming my variables?', None, None, False),
+    ('could you start writing commit bodies in the imperative?', None, None, False),
+    ('以后还会用 Java 吗？', None, 'user_question', None),
+    ('can you stop the docker container real quick?', None, 'user_question', None),
+    ('would it always be faster to batch these?', None, 'user_question', None),
+    ('the standing rule: nobody deploys on Fridays', None, None, True),
+    ("our team's policy — all PII gets masked in logs", 'all PII gets masked in logs', None, True),
+    ('policy #1 for the data team: raw tables are read-only', 'raw tables are read-only', None, True),
+    ("we've agreed: services talk over gRPC internally", 'services talk over gRPC internally', None, True),
+    ('okay, decision made: the mobile app ships monthly', 'the mobile app ships monthly', None, True),
+    ('so the rule from today: every endpoint is rate limited', 'every endpoint is rate limited', None, True),
+    ('规定是：所有密钥都放 KMS', None, None, True),
+    ('团队的原则：线上问题先回滚再排查', None, None, True),
+    ('Mostly — and I do mean always — we review infra changes in pairs', 'we review infra changes in pairs', None, True),
+    ('feature branches live for a week max. we talked it through last month and I want it kept that way', 'feature branches live for a week max.', None, True),
+    ('we store money as integer cents, not floats — stop suggesting floats', 'we store money as integer cents, not floats', None, True),
+    ('我们用 pnpm 管依赖，不用 npm —— 别再推荐 npm 了', '我们用 pnpm 管依赖，不用 npm', None, True),
+    ('dont ever log tokens', None, None, True),
+    ('you mustnt block the event loop', None, None, True),
+    ('the policy service caches every decision for five minutes', None, 'code_fact', None),
+    ('rule loading: all YAML files in rules/ are parsed at boot', None, 'code_fact', None),
+    ('we agreed on Terraform back in 2021 but the project was scrapped', None, 'code_fact', None),
+    ("the rules table holds every tenant's config", None, 'code_fact', None),
+    ('Wrap SQL keywords in caps. This is final.', 'Wrap SQL keywords in caps.', None, True),
+    ("Name queues after their consumer. That's the rule from now on.", 'Name queues after their consumer.', None, True),
+    ('用 ruff 格式化。以后一直这样。', '用 ruff 格式化。', None, True),
+    ('Put fixtures under tests/data. Same for the plugins going forward.', 'Put fixtures under tests/data.', None, True),
+    ('Use pnpm workspaces. Treat this as settled, no more debate.', 'Use pnpm workspaces.', None, True),
+    ("bear in mind I'm colour-blind — never rely on red vs green alone", 'never rely on red vs green alone', None, True),
+    ('鉴于线上出过事故，所以今后所有 SQL 都要走评审', None, None, True),
+    ('上线任何服务之前都先压测，即便只是配置改动也一样', None, None, True),
+    ('这个文件的硬编码先不动，but from now on 新代码不许硬编码', 'but from now on 新代码不许硬编码', None, True),
+    ('这个脚本先凑合用，以后所有脚本都要有测试', '以后所有脚本都要有测试', None, True),
+    ('日志每周一凌晨会自动归档', None, 'code_fact', None),
+    ('测试库用的是 SQLite，各个分支都一样', None, 'code_fact', None),
+    ('每个 PR 都会自动跑一遍 lint', None, 'code_fact', None),
+    ('the integration tests are always red after a rebase anyway', None, 'code_fact', None),
+    ('the queue always backs up around 9am fyi', None, 'code_fact', None),
+    ("prod went down again cause someone deleted the index, it's always the index haha", None, 'code_fact', None),
+    ('the cache always gets cold after deploys, so no worries', None, 'code_fact', None),
+    ('每次合并都要有人 review', None, None, True),
+    ('the staging DB must always be anonymised', None, None, True),
+    ('每天都备份一次，别漏了', None, None, True),
+    ("until the security review is done, don't merge auth changes", None, 'one_off_scope', None),
+    ('till the 2.0 release is cut, no schema changes', None, 'one_off_scope', None),
+    ('在灰度结束之前先别删旧接口', None, 'one_off_scope', None),
+    ('这个版本先不开缓存，下个版本再开', None, 'one_off_scope', None),
+    ('before each release, bump the changelog', None, None, True),
+    ('until we say otherwise, all PRs need two approvals', None, None, True),
+]
+
+
+@pytest.mark.parametrize("text,quote,rule,lasting", ROUND_THREE)
+def test_round_three_mechanisms(text, quote, rule, lasting):
+    r = read_quote(text, quote or text)
+    assert r.refusal() == rule, (r, text)
+    if rule is None and lasting is not None:
+        assert r.lasting == lasting, (r, text)
+
+
+CONFIRMATIONS_ROUND_THREE = [  # an acknowledgement said to last keeps its standing (the start point splits it)
+    ("没问题，以后就按这个来", None),
+    ("行，往后都这么写", None),
+    ("好，这一版先这么做", "one_off_scope"),
+    ("好，这次先这样，下一版再说", "not_confirmed"),
+]
+
+
+@pytest.mark.parametrize("text,rule", CONFIRMATIONS_ROUND_THREE)
+def test_round_three_confirmations(text, rule):
+    assert confirmation_refusal(text) == rule, text

@@ -154,3 +154,18 @@ def test_a_huge_clause_is_cut_around_the_quote():
     assert len(seg.raw) <= len("always use tabs") + 2 * CONTEXT
     assert not read_quote(text, "always use tabs").local
     assert read_quote("这次 always use tabs", "always use tabs").refusal() == "one_off_scope"
+
+
+@pytest.mark.parametrize("subject,statement,aliases,ok", [
+    # M8. an alias names the action or constraint with a word outside the verb list: a constraint
+    # adjective, a verb after a negation or a modal, one half of a hyphenated compound
+    ("上传令牌", "上传令牌统一由后端签发，十分钟过期", ["temporary upload tokens from the backend"], True),
+    ("上传令牌", "上传令牌统一由后端签发，十分钟过期", ["server-issued upload tokens"], True),
+    ("上传令牌", "上传令牌统一由后端签发，十分钟过期", ["tokens", "token service"], False),
+    ("状态颜色", "状态不能只靠颜色区分，要配图标", ["don't rely on colour alone for status"], True),
+    ("状态颜色", "状态不能只靠颜色区分，要配图标", ["colour-only status"], True),
+    ("状态颜色", "状态不能只靠颜色区分，要配图标", ["status colour", "colours"], False),
+    ("状态颜色", "状态不能只靠颜色区分，要配图标", ["colour", "colouring"], False),  # L: the object restated
+])
+def test_alias_actions_outside_the_verb_list(subject, statement, aliases, ok):
+    assert aliases_cover_decision(subject, statement, "", aliases) is ok

@@ -12,6 +12,7 @@ repair request must carry; `violation` an extraction contract rule sent to the o
 A kept candidate's `lasting` (when set) is the standing the evidence gives it: True = stored `hard`
 + `always` whatever the model proposed, False = `soft` + `on_match`.
 
+`round_two_wrong=True` marks a round-three case that the round-two gate got wrong, measured the same way.
 `round_one_wrong=True` marks a round-two case (issue #19, generalization) that the round-one
 evidence gate got wrong, measured the same way against that gate's code.
 `careless=True` marks a case the validator before the semantic gate got wrong (it stored the
@@ -65,6 +66,7 @@ class Case:
     trap: bool = False
     legit: bool = False
     round_one_wrong: bool = False  # the round-one evidence gate got it wrong (measured against its code)
+    round_two_wrong: bool = False  # the round-two gate got it wrong (issue #19 round three; measured against its code)
     repair: tuple[Cand, ...] | None = None
     consolidate: dict = field(default_factory=dict)
     consolidation_rule: str | None = None
@@ -721,4 +723,94 @@ CASES: tuple[Case, ...] = (
                    u(0, "认证统一迁到 OAuth2，旧的 session 登录直接下线"),
                    aliases=("migrate auth to OAuth2", "retire session login"), lasting=True),),
          violation="cjk_decision_needs_english_alias", legit=True, hits=(("retire session login", "认证方式"),)),
+    # ---------------------------------------------------------------- round three (issue #19)
+    # M7. a discussion whose fields assert an outcome the undecided user never drew is refused; an open
+    # trade-off phrased as two 是-clauses, or one the user asks to keep track of, is kept
+    Case("r3-en-discussion-outcome", "en",
+         (t("GraphQL or REST for the partner API? still weighing it, no rush.", "REST looks like the better fit."),),
+         (c(X, "partner API style", "Partner API style: conclusion so far is that REST wins over GraphQL.",
+            u(0, "GraphQL or REST for the partner API? still weighing it"), expect="assistant_conclusion"),),
+         forbidden=(X,), round_two_wrong=True),
+    Case("r3-zh-discussion-confirmed", "zh",
+         (t("消息队列用 Kafka 还是 RabbitMQ，我还在犹豫。", "两者各有优劣。"),),
+         (c(X, "消息队列选型", "消息队列选型：已确认用 Kafka", u(0, "消息队列用 Kafka 还是 RabbitMQ，我还在犹豫"),
+            expect="assistant_conclusion"),),
+         forbidden=(X,), round_two_wrong=True),
+    Case("r3-zh-discussion-decided-switch", "zh",
+         (t("要不要把前端构建迁到 Vite，我还没拿定主意。", "Vite 的冷启动确实快很多。"),),
+         (c(X, "前端构建工具", "决定改用 Vite 构建前端", u(0, "要不要把前端构建迁到 Vite，我还没拿定主意"),
+            expect="assistant_conclusion"),),
+         forbidden=(X,), round_two_wrong=True),
+    Case("r3-zh-discussion-two-sides", "zh",
+         (t("服务端渲染是产品想要的，纯静态是我们维护得起的。我还没想好选哪个。", "这确实是个取舍。"),),
+         (c(X, "前端渲染方式", "前端渲染：服务端渲染与纯静态之间的取舍，尚未决定",
+            u(0, "服务端渲染是产品想要的，纯静态是我们维护得起的")),),
+         legit=True, round_two_wrong=True),
+    Case("r3-en-discussion-keep-track", "en",
+         (t("keep track of this one for me: shared schema vs per-tenant DBs, haven't decided",
+            "Noted. I'll keep both sides in mind: stronger isolation with separate databases versus lower "
+            "operational overhead with one schema."),),
+         (c(X, "tenant data layout", "Open trade-off: stronger isolation versus lower operational overhead "
+            "(separate databases per tenant or one shared schema).",
+            u(0, "keep track of this one for me: shared schema vs per-tenant DBs, haven't decided")),),
+         legit=True, round_two_wrong=True),
+    # M1. a directive with a tag asking for agreement, a polite request to drop a habit: requests
+    one("r3-zh-tag-ack", "zh", "从今天起接口返回的时间都用 ISO 8601，懂了吗？", P, "时间格式", "接口返回时间用 ISO 8601",
+        legit=True, lasting=True, round_two_wrong=True),
+    one("r3-en-polite-quit", "en", "could you quit wrapping every call in try/except?", P, "exception handling",
+        "Don't wrap every call in try/except.", legit=True),
+    one("r3-en-polite-one-task", "en", "could you restart the dev server?", P, "dev server", "Restart the dev server.",
+        expect="user_question"),
+    # M2. a decision frame, an interjection, a pointing-back sentence, a contrasted alternative
+    one("r3-en-frame-dash", "en", "team rule — every migration ships with a rollback script", D, "migration rollbacks",
+        "Every migration ships with a rollback script.", "every migration ships with a rollback script", legit=True,
+        lasting=True, round_two_wrong=True),
+    one("r3-en-frame-label-fact", "en", "rule evaluation: every rule runs in file order", D, "rule evaluation order",
+        "Every rule runs in file order.", expect="code_fact"),
+    one("r3-en-interjection", "en", "Usually — and I mean for every service — config is read from env vars", D,
+        "config source", "Config is read from env vars.", "config is read from env vars", legit=True, lasting=True,
+        round_two_wrong=True),
+    one("r3-en-points-back", "en", "Releases are cut from main. we settled that in the spring and I want you to "
+        "keep to it", D, "release branch", "Releases are cut from main.", "Releases are cut from main.", legit=True,
+        lasting=True, round_two_wrong=True),
+    one("r3-en-decision-undone", "en", "we decided last spring to move to Bazel, but it got dropped", D, "build tool",
+        "Move the build to Bazel.", expect="code_fact", round_two_wrong=True),
+    one("r3-en-alternative-named", "en", "we format with ruff, not black — stop suggesting black", D, "formatter",
+        "Format with ruff, not black.", "we format with ruff, not black", legit=True, lasting=True,
+        round_two_wrong=True),
+    one("r3-en-no-apostrophe", "en", "we cant release without a signed tag", D, "release tags",
+        "Releases need a signed tag.", legit=True, round_two_wrong=True),
+    # M3. a lasting sentence pointing back
+    one("r3-en-that-is-how", "en", "Name feature flags after the ticket. From now on that's how every team does it.",
+        P, "feature flag names", "Name feature flags after the ticket.", "Name feature flags after the ticket.",
+        legit=True, lasting=True, round_two_wrong=True),
+    # M4. a start point after a local clause
+    one("r3-mixed-start-after-local", "mixed", "这个模块的 sleep 先留着，from now on 测试里不许用 sleep 等待", P,
+        "测试等待", "测试里不许用 sleep 等待", "from now on 测试里不许用 sleep 等待", legit=True, lasting=True,
+        round_two_wrong=True),
+    # M5. a system habit with 会, an event report, a reassurance
+    one("r3-zh-system-will", "zh", "每个合并请求都会自动部署一个预览环境", D, "预览环境", "每个合并请求自动部署预览环境",
+        aliases=("deploy a preview per merge request",), expect="code_fact", round_two_wrong=True),
+    one("r3-en-event-report", "en", "deploy failed again because the token expired, it's always the token", D,
+        "deploy token", "Deploys fail when the token expires.", expect="code_fact", round_two_wrong=True),
+    one("r3-en-reassurance", "en", "the queue always gets drained at night, so don't worry about it", D,
+        "queue draining", "The queue is drained at night.", expect="code_fact", round_two_wrong=True),
+    # M6. a limit bounded by an event or a version
+    one("r3-en-until-version", "en", "till 5.0 ships, no new public APIs", D, "public API freeze",
+        "No new public APIs.", expect="one_off_scope", round_two_wrong=True),
+    one("r3-zh-until-done", "zh", "在压测做完之前先别调连接池参数", P, "连接池参数", "别调连接池参数",
+        expect="one_off_scope"),
+    one("r3-en-before-every", "en", "before every release, regenerate the API docs", P, "API docs",
+        "Regenerate the API docs before every release.", legit=True, lasting=True),
+    # M8. an alias naming the action with a constraint word or a verb after a negation
+    Case("r3-zh-alias-constraint", "zh", (t("状态不能只靠颜色区分，要配图标或文字。", "好的。"),),
+         (c(D, "状态颜色", "状态不能只靠颜色区分，要配图标或文字", u(0, "状态不能只靠颜色区分，要配图标或文字"),
+            aliases=("don't rely on colour alone for status",)),),
+         legit=True, round_two_wrong=True),
+    Case("r3-zh-alias-object-only", "zh", (t("状态不能只靠颜色区分，要配图标或文字。", "好的。"),),
+         (c(D, "状态颜色", "状态不能只靠颜色区分，要配图标或文字", u(0, "状态不能只靠颜色区分，要配图标或文字"),
+            aliases=("status colour", "colours"), expect="cjk_decision_needs_english_alias"),),
+         repair=(c(D, "状态颜色", "状态不能只靠颜色区分，要配图标或文字", u(0, "状态不能只靠颜色区分，要配图标或文字"),
+                   aliases=("colour", "colouring"), expect="cjk_decision_needs_english_alias"),),
+         violation="cjk_decision_needs_english_alias", forbidden=(D,)),
 )

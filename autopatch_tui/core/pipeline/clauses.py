@@ -32,15 +32,22 @@ _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "`", "\u201c": '"', "\u201d": '"'})
 # a sentence ends at these (the dash and ". " keep `3.11`, `e.g.` inside a word and `foo.py` whole)
-_SENTENCE_END = re.compile(r"[。！？!?;；\n]+|(?<=[.…])\s+|\s+[—–]+\s*|\s*[—–]+\s+|\s+--\s+")
+_SENTENCE_END = re.compile(r"[。！？!?;；\n]+|(?<=[.…])(?<![Nn]o\.)\s+|\s+[—–]+\s*|\s*[—–]+\s+|\s+--\s+")
 # contrast connectives start a new segment (不但/但凡 are no contrast)
-_CONTRAST = re.compile(r",?\s*\b(?:but|however|whereas|although|though)\b\s*,?|(?:但是|(?<!不)但(?!凡)|不过|可是|然而|而是)[，,]?")
+_CONTRAST = re.compile(r",?\s*\b(?:but|however|whereas|although|though)\b\s*,?|(?:但是|(?<!不)但(?!凡)|不过|可是|然而|而是)[，,]?"
+                       # a start point after a comma opens a scope of its own: "这个分支的 print 先留着，and from
+                       # now on 别在库代码里用 print" (the limit belongs to the first clause only)
+                       r"|[,，;；]\s*(?:(?i:and|so)\s+)?(?=(?i:from now on|going forward|moving forward|from here on"
+                       r"|henceforth|from today on)\b|(?:以后|今后|往后|从今以后|从今往后|从现在起|从现在开始)(?!再))")
 
 # chat abbreviations and missing apostrophes, spelled out (on a normalized, lower-case text)
 _ABBREVIATION_LIST = (
     (r"pl[sz]e?", "please"), (r"th(?:x|nx|nks)", "thanks"), (r"ty", "thank you"), (r"u", "you"), (r"ur", "your"),
     (r"dont", "don't"), (r"doesnt", "doesn't"), (r"didnt", "didn't"), (r"cant", "can't"), (r"wont", "won't"),
     (r"isnt", "isn't"), (r"arent", "aren't"), (r"shouldnt", "shouldn't"), (r"wouldnt", "wouldn't"),
+    (r"couldnt", "couldn't"), (r"mustnt", "mustn't"), (r"neednt", "needn't"), (r"hasnt", "hasn't"),
+    (r"havent", "haven't"), (r"hadnt", "hadn't"), (r"wasnt", "wasn't"), (r"werent", "weren't"), (r"aint", "ain't"),
+    (r"youre", "you're"), (r"thats", "that's"), (r"theres", "there's"), (r"cannot", "can't"),
     (r"im", "i'm"), (r"ive", "i've"), (r"gonna", "going to"), (r"wanna", "want to"), (r"gotta", "have to"),
     (r"imo|imho", "in my opinion"), (r"tbh", "to be honest"), (r"btw", "by the way"), (r"fyi", "for your info"),
     (r"idk|dunno", "i don't know"), (r"nvm", "never mind"), (r"rn", "right now"), (r"atm", "at the moment"),
@@ -131,6 +138,7 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     (r"\b(?:this|that|these|those) (?:kinds?|types?|sorts?|class|classes|category) of\b", "such"),
     (r"\b(?:like this|like that|this way|that way|this style|this pattern|this format|this convention|this "
      r"approach|this rule|this naming|this layout|this structure|this idea|this plan|this proposal)\b", "such"),
+    (r"\bhere(?:'s| is) (?:the|my|our) (?:call|deal|verdict)\b", "final call"),  # a decision frame, no place
     (r"\bhere(?:'s| is| are)\b", " "),
     (r"\bnever ?mind\b", "ok"),  # a cancellation, no prohibition
     # Chinese: a start point, a negated limit, universality, a deferral holding 以后, a kind or manner

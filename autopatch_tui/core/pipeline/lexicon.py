@@ -47,8 +47,11 @@ LASTING_SCOPE = rx(
        r"standardi[sz]e[sd]?", r"consistently", r"must(?:n't| not)?", r"shall",
        r"in (?:this|our|the whole|the entire) (?:project|repo|repository|codebase|code base|team|org|company|monorepo)",
        r"(?:our|the team's) (?:standard|convention|policy|rule|default|style)",
-       r"(?:is|are) (?:not allowed|forbidden|banned|prohibited|mandatory|required)"),
-    r"以后|日后|将来都|从此|从今往后|从今以后|始终|总是|一直|永远|一律|统一|所有|全部|一切|每次|每个|每一|每当|凡是|任何|默认|一概"
+       r"(?:is|are) (?:not allowed|forbidden|banned|prohibited|mandatory|required)",
+       r"(?:don't|do not|never|stop) (?:\S+ ){1,5}?again",  # "don't suggest X again"
+       ),
+    r"以后|日后|将来都|从此|从今往后|从今以后|始终|总是|一直|永远|一律|统一|所有|全部|一切|每次|每个|每一|每当|凡是"
+    r"|每(?:天|晚|日|周|月|年|小时|季度|回)|任何|默认|一概"
     r"|禁止|不许|不准|不允许|绝不|决不|绝对不|不要再|别再|不再|再也|项目里|整个项目|全项目|全局|记住|记得|别忘了|牢记|定了"
     r"|记一下|记下来|记着"
     r"|就这么定|定下来|最终|长期|永久|规范|约定|原则上|必须|务必|都要|一向|向来",
@@ -87,7 +90,7 @@ LOCAL_SCOPE = rx(
        r"(?:this|that|it)(?:'s| is| was) (?:only|just|solely|purely|merely|strictly) (?:for|about|meant for)",
        r"throw[- ]?away", r"interim", r"ad[- ]hoc"),
     r"这次|本次|此次|这回|这一次|这一回|今天|今晚|明天|这周|本周|这两天|这几天|这段时间|这阵子|眼下|暂时|临时|暂且|姑且|先这样"
-    r"|下不为例|仅此一次|就这一次|(?:只是|仅仅是|仅是|只)(?:为了|针对|用于)|这里|这儿|此处|这处|这一处|这行|这一行|演示|demo"
+    r"|下不为例|仅此一次|就这一次|这一?版(?!本号)|本版(?!本)|(?:只是|仅仅是|仅是|只)(?:为了|针对|用于)|这里|这儿|此处|这处|这一处|这行|这一行|演示|demo"
     r"|(?:这一?轮|本轮|这场|本场|这段|这次|本次|此次|当前|这个)\s*的?\s*(?:对话|会话|聊天|交流|问答|沟通)"
     r"|(?:这个|这份|这段|这条|这些|本|该|当前)\s*(?:文件|函数|方法|类|模块|补丁|pr|mr|提交|commit|分支|测试|用例|bug|问题|回答"
     r"|回复|对话|会话|脚本|片段|接口|页面|任务|版本|迭代|需求|改动|变更|地方|循环|查询|组件|步骤|功能|服务|目录|diff)",
@@ -95,12 +98,20 @@ LOCAL_SCOPE = rx(
 # A limit relative to an event: one-off unless the clause says it recurs ("Don't merge until the release
 # ships" is a freeze; "发版前必须跑一遍回归" / "always run it before the release" hold for every release).
 EVENT_SCOPE = rx(
-    en(r"until(?! (?:\d{4}|v?\d+(?:\.\d+)*|version|release \d))", r"(?:before|during|for|after) (?:the |our |my |"
+    en(r"until(?! (?:\d{4}|v?\d+(?:\.\d+)*|version|release \d))",
+       # an event bounded by a version or a change landing: "until 3.0 ships", "till the migration is merged"
+       r"(?:until|before) (?:[^,.;:]|\.(?=\d)){1,30}? (?:ships|lands|is out|goes out|is released|gets released|releases|is done|"
+       r"merges|is merged|gets merged|finishes|is finished|is over|ends|is live|goes live|launches|is fixed|gets fixed|"
+       r"comes out|is ready|is cut|is tagged|lands on main)", r"(?:before|during|for|after) (?:the |our |my |"
        r"this |today's |tomorrow's )?(?:demo|launch|release|deadline|freeze|cutover|presentation|meeting|"
        r"hotfix|incident|outage|rollout|go[- ]live|code freeze|audit)"),
-    r"(?:发版|上线|发布|演示|冻结|封版|交付|验收|答辩)(?:之前|前|以前|期间)|直到|(?<![a-z])等[^，。,]{1,12}(?:之后|以后|再)"
+    r"(?:发版|上线|发布|演示|冻结|封版|交付|验收|答辩)(?:之前|前|以前|期间)|直到"
+    # a bound at the next version or a later time: "这一版先关掉，下一版再开"
+    r"|(?:下一?版|下个版本|下个迭代|下次发版|下周|下个月|明天|回头|改天)(?:再|才)|(?<![a-z])等[^，。,]{1,12}(?:之后|以后|再)"
     # "这个 bug 修完之前先别发版": before a finished or named event (not "合并之前先 rebase", a step order)
-    r"|(?:这|那|该|本)[^，。,]{0,10}(?:之前|以前)先|(?:完|好|结束|搞定|落地|修复)(?:之前|以前)先",
+    r"|(?:这|那|该|本)[^，。,]{0,10}(?:之前|以前)先|(?:完|好|结束|搞定|落地|修复)(?:之前|以前)先"
+    # before an event is completed: "在迁移完成之前别改表结构", "审计结束以前"
+    r"|(?:完成|结束|搞定|落地|修好|弄好|做完|跑完|迁完|合完|审完|发完)(?:之前|以前)",
 )
 
 # "先…" (for now, first) is one-off unless it starts a sequence ("先写测试再写实现"); compounds are not it.
@@ -196,6 +207,8 @@ depends belongs means""".split())
 EN_FRONTED = re.compile(r"^(?:for|on|in|with|across|at|inside|within|under|during|when|whenever|after|before|while|"
                         r"throughout|to|if)\s[^,]{1,60}?\s(?=(?:i|we|you)(?:'d|'ll|'re|'m)?\s)")
 EN_QUANTIFIED = re.compile(r"\b(?:all|every|each|any|new|future)\b")
+# irregular past forms after a noun heading a clause: an event report ("build broke", "the job ran")
+PAST_IRREGULAR = frozenset("broke ran went took got fell hung blew died froze threw stuck sent made wrote".split())
 # frequency adverbs: between a noun and its verb they mark a statement ("lint always runs first")
 FREQUENCY = frozenset("always never usually often sometimes normally typically generally still already "
                       "automatically currently rarely seldom constantly regularly occasionally".split())
@@ -221,7 +234,7 @@ EN_COMMIT = re.compile(
     r"ought to|are moving to|'re moving to|are switching to|'re switching to|are migrating to|'re migrating to|"
     r"are going with|'re going with|go with|stick with|stick to|standardi[sz]e|always|never|don't|do not|no longer|"
     r"won't|will not|decided|have decided|'ve decided|agreed|have agreed|'ve agreed|settled|chose|have chosen|"
-    r"'ve chosen|picked|opted|require|commit|keep|only|avoid|ban|forbid|use \S+(?: \S+){0,3} (?:for|in|across|on)"
+    r"'ve chosen|picked|opted|require|commit|keep|only|avoid|ban|forbid|(?:can't|can not) \S+(?: \S+){0,3} (?:without|unless)|use \S+(?: \S+){0,3} (?:for|in|across|on)"
     r" (?:all|every|each|any|new|our)|use [^,]* " + re.escape(LASTING) + r")\b"
     r"|^(?:our|the|my|team) (?:rule|policy|convention|standard|default|decision|choice|plan|approach|guideline|"
     r"preference)s? (?:is|are|will be|here is)\b"
@@ -248,13 +261,21 @@ EN_MODAL = re.compile(
 # a norm over a quantified subject: "Every public endpoint needs an example", "each PR gets two reviews"
 # ("Every handler logs to stdout" states a fact: only verbs of requirement make the norm)
 EN_NORM = re.compile(r"^(?:every|each|all|any)\b[^,]*?\b(?:needs?|requires?|gets?|deserves?)\b(?! to be (?:done|fixed))"
-                     r"|^[^,]*?\b(?:always|never) (?:needs?|requires?|gets?)\b")
+                     r"|^[^,]*?\b(?:always|never) (?:needs?|requires?|gets?)\b(?! (?:[a-z]+(?:ed|en)|cold|hot|warm|"
+                     r"slow|fast|stale|full|empty|big|large|worse|better|stuck|lost|busy|flaky|red|green|noisy|weird)\b)")
 # a verbless norm: a short noun phrase under a constraint ("One assertion per test.", "Tabs over
 # spaces.", "Max 100 chars per line."); a verbless phrase without one is a label or a fact
 EN_VERBLESS_NORM = re.compile(r"\b(?:per|max|maximum|min|minimum|at most|at least|no more than|instead of|over|"
                               r"rather than|only|not)\b|>")
 DETERMINERS = frozenset("the a an our this that these those my your its their his her we it they i you".split())
 EN_PLEASE = re.compile(r"\bplease\b")
+# a reassurance about the conversation, no rule: "don't worry about it", "no need to bother", "不用担心"
+REASSURANCE = re.compile(r"^(?:(?:so|and|but|just|ok)\s+)*(?:don't|do not|no need to|never) (?:worry|bother|sweat|stress|panic|"
+                         r"fret)\b|^nothing to worry about|^no (?:worries|stress)$|^(?:it's |that's )?(?:not a big deal|no big deal)"
+                         r"|^(?:所以|那)?(?:不用|别|不必|无需)(?:太)?(?:担心|在意|紧张|管它|理会)")
+# changing a habit: "quit adding X", "stop writing Y", "start adding Z" (a behaviour, not one task: "stop the server")
+EN_HABIT_CHANGE = re.compile(r"^(?:stop|quit|cease|give up|start|begin|keep) (?!(?:the|a|an|this|that|it|my|our|your)\b)"
+                             r"[a-z-]+ing\b")
 EN_POLITE = re.compile(r"^(?:could|can|would|will) you\b|^would you mind\b|^(?:can|could) we\b|^do you mind\b"
                        r"|^is it (?:ok|possible) (?:if|to)\b")
 # a request for information (not a lasting rule)
@@ -271,8 +292,11 @@ EN_INVERSION = re.compile(r"^(?!do (?:it|this|that|them|so|such)\b)(?:do|does|di
 EN_WH_START = re.compile(r"^(?:what|how|why|which|where|who|whom|whose)\b")
 QUESTION_TAG = re.compile(
     r"[,，]?\s*(?<![a-z])(?:right|ok|alright|all right|yes|agreed|got it|understood|clear|yeah|deal|fair|ok with you|"
-    r"sound good|sounds good|makes sense|is that ok|cool|好吗|好不好|可以吗|行吗|行不行|对吧|明白吗|记住了吗|好么|可以不|ok吗"
-    r"|懂吗|成吗|没问题吧)\s*\?*$")
+    r"sound good|sounds good|makes sense|is that ok|cool|got that|capisce|comprende|fine|good|agree|you know|eh|no|"
+    r"yes or no|clear enough|understand|好吗|好不好|可以吗|行吗|行不行|对吧|好么|可以不|ok吗|成吗|没问题吧)\s*\?*$"
+    # an acknowledgement asked for after a comma: 明白？/ 懂了吗？/ 听到没？/ 记住了没有？/ 清楚不？
+    r"|[,，]\s*(?:(?:明白|懂|清楚|听到|听见|收到|记住|知道|同意|可以|行|好|成|对)了?(?:吗|么|没有?|不|嘛|吧)?"
+    r"|(?:有|没)(?:问题|意见|异议)(?:吧|吗|么|没有?)?)\s*\?*$")
 EN_UNDECIDED = rx(
     en(r"not decided", r"haven't decided", r"have not decided", r"hasn't been decided", r"not yet decided",
        r"undecided", r"not sure", r"unsure", r"should we", r"shall we", r"do we want", r"or not", r"open question",
@@ -305,7 +329,7 @@ ZH_DIRECTIVE = re.compile(
     ZH_MANNER + r"|" + ZH_PROHIBITION + r"|先不|暂不|先别|暂时不|先这样|先(?:用|写|跑|做|加|把|改|关|开|跳过|忽略|给)"
     # a step order heading a clause or after its condition: "每当引入新依赖，先检查许可证"
     r"|(?:^|[，,：:]|前|时候?|后)\s*(?:首先|先)(?!生|进|前|例|锋|导|驱|天|行|后|于|头|是)(?=\s*[\u4e00-\u9fffa-z])"
-    r"|把[^，。,]{1,20}?(?:改|换|调|设|关|开|删|去掉|加|放|写|拆|合|升|降|切)|请|务必|必须|一定要|千万|应该|应当|一律|统一|都要|都得|都用|就用|就选|就按|改用|改成|改为|换成|记住|记得|别忘了"
+    r"|把[^，。,]{1,20}?(?:改|换|调|设|关|开|删|去掉|加|放|写|拆|合|升|降|切)|(?<![申邀提宴回])请(?!求|假|教|客|示)|务必|必须|一定要|千万|应该|应当|一律|统一|都要|都得|都用|就用|就选|就按|改用|改成|改为|换成|记住|记得|别忘了"
     r"|尽量|尽可能|最好|优先|坚持|沿用|保持|不再|我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|需要你|讨厌|不喜欢|受不了)"
     r"|希望你|你(?:要|得|必须|应该)|(?:我们|咱们)(?:以后|今后|统一|一律|都|就|决定|会|将|准备|要|不再|不用|改用|用(?!的)|不?打算"
     r"|不?准备|不?计划)"
@@ -325,7 +349,10 @@ ZH_VERB_HEAD = re.compile(
 # "构建总是先跑 lint" — a statement, whatever verb follows, unless a norm word makes it a rule
 ZH_HABIT = re.compile(r"^(?!你|您|我们|咱们|以后|今后|请)[^，,。；;]{0,15}[^，,。；;里中上下内外时前后间](?:每天|每晚|每周|每月|每小时"
                       r"|向来|一向|通常|平时|经常|往往|老是)")  # a subject, not a place; 一直/总是 also make norms ("回复一直用中文")
-ZH_NORM = re.compile(r"请|必须|务必|一律|统一|要|得|应该|应当|别|不要|不许|不准|禁止|记得|记住|以后|今后|" + re.escape(LASTING))
+# a habit or prediction of the system with 会: "每次推送都会触发一次扫描", "备份脚本每晚会自动跑"
+ZH_WILL = re.compile(r"^(?!你|您|我们|咱们|以后|今后|请)[^，,。；;]{1,20}?(?:都|总|自动|就|也)?会(?!议|话|员|计|签|长|场|儿|不会)"
+                     r"(?=\s*[\u4e00-\u9fffa-z])")
+ZH_NORM = re.compile(r"(?<![申邀提宴回])请(?!求|假|教|客|示)|必须|务必|一律|统一|要|得|应该|应当|别|不要|不许|不准|禁止|记得|记住|以后|今后|" + re.escape(LASTING))
 ZH_PREFERENCE = re.compile(r"我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|讨厌|不喜欢|受不了)|希望你")
 ZH_INFO = re.compile(r"^(?:请)?(?:告诉我|解释|说明一下|讲讲|介绍一下|帮我看看|看一下|查一下|我想知道|我想了解|我想问|能解释|解释一下"
                      r"|说说|讲一下|分析一下)")
@@ -415,7 +442,7 @@ CONFIRM_LIMIT = rx(
        r"in (?:this|that) \w+ only", r"(?:only|just|for|in|on|within) (?:this|that|the current) (?:\w+ )?(?:"
        + _LOCAL_NOUNS + r")", r"for (?:the|this|our) (?:demo|release|launch|sprint|prototype|poc|spike|"
        r"experiment|mvp|hotfix|migration)"),
-    r"这次|本次|此次|这回|先这样|暂时|临时|今天|只在|仅在|只有这|只是这|只这",
+    r"这次|本次|此次|这回|先这样|暂时|临时|今天|只在|仅在|只有这|只是这|只这|这一?版(?!本号)",
 )
 # words of a discussion: weighing options, wanting to talk it over
 DELIBERATION = rx(

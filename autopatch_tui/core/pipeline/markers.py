@@ -100,9 +100,25 @@ _FILE_NAME = re.compile(r"^[\w.\-/]*[\w-]\.[a-z][a-z0-9]{0,7}$")
 # Words that claim a conclusion. In a discussion (an open question by definition) or a candidate
 # without the user's own decision they are the assistant's, unless negated ("not decided").
 CONCLUSION = re.compile(
-    r"(?<![a-z])(?:decided|decision is|chosen|chose|agreed|settled|concluded|recommend\w*|it is decided|"
-    r"we went with|the choice is)(?![a-z])|已决定|决定了|定了|选定|定下|已确定|确定了|结论|推荐|建议")
+    r"(?<![a-z])(?:decided|decision is|chosen|chose|agreed|settled|concluded|conclusion|recommend\w*|it is decided|"
+    r"we went with|the choice is|wins|won out|the winner|picked|confirmed|outcome(?: is|:)|verdict)(?![a-z])"
+    r"|已决定|决定了|定了|选定|定下|已确定|确定了|已确认|确认了|结论|推荐|建议|胜出|决定(?:改用|采用|换成|用|迁|上|不用|放弃|保留)"
+    r"|最终(?:用|选|采用)|就用|选了|选用了")
 _CONCLUSION_NEGATED = re.compile(r"(?:\bnot|n't|never|\bno|\bun|\byet to)\s*(?:\w+\s+){0,2}$|(?:没|未|不|还没|尚未|没有)$")
+
+# An assistant reply that only takes note of an open point ("Noted, I'll keep both sides in mind: …",
+# "记下了，两边的利弊我都记着"): its words restate the trade-off, they conclude nothing.
+NOTE_TAKING = re.compile(r"(?<![a-z])(?:noted|got it|i'll (?:note|keep|track|remember|log|write down|jot)|i will (?:note|keep|"
+                         r"track|remember|log)|keeping (?:track|both)|will keep (?:track|it|both)|(?:记|记录)下(?:来)?了|记住了|我会记"
+                         r"|先记着|记着)")
+_PROPOSES = re.compile(r"(?<![a-z])(?:suggest|recommend|propose|should|let's|better|best|go with|i'd|建议|推荐|应该|不如|最好)")
+
+
+def only_takes_note(text: str) -> bool:
+    """An assistant reply that takes note of a point without proposing or concluding anything."""
+    c = normalize_clause(text)
+    return bool(NOTE_TAKING.search(c)) and not _PROPOSES.search(c) and not claims_conclusion(c)
+
 
 # A later repair review where the user kept the original behaviour: a counter-example to an
 # inferred repetition.
@@ -215,6 +231,8 @@ ALIAS_ACTION_TERMS = frozenset("""
     banned removal deletion deprecation sunset phase rollback revert compile target choose choice pick offline
     shutdown decommission freeze lock isolate separate centralize consolidate unify unified consistent throttle deny
     block gate check test parameterize parameterized every all each per first before after max min
+    issue mint grant revoke rely depend serve own expose emit provide generate route proxy sign publish
+    temporary ephemeral expiring immutable optional alone solely exclusively mandatory private internal
     """.split())
 
 
@@ -250,7 +268,9 @@ def concept(term: str) -> str:
 
 
 _ALIAS_WORD = re.compile(r"[a-z][a-z0-9_'-]*")
-_VERB_CONTEXT = frozenset("to must should will never always don't not no can shall".split())
+_VERB_CONTEXT = frozenset("to must should will never always don't not no can shall doesn't won't can't mustn't "
+                          "shouldn't".split())
+_FUNCTION = frozenset("the a an any all this that these those our your their its my be been it them more less".split())
 
 
 def _verb_stem(word: str) -> str | None:
@@ -273,10 +293,16 @@ def alias_action_words(alias: str) -> list[str]:
     from autopatch_tui.core.pipeline.lexicon import BASE_VERBS
 
     words = _ALIAS_WORD.findall(unicodedata.normalize("NFKC", alias).casefold())
+    # a hyphenated compound is read word by word: "colour-only status", "backend-issued tokens"
+    words = [p for w in words for p in (w.split("-") if "-" in w.strip("-") else [w]) if p]
     out = []
     for i, w in enumerate(words):
         stem = _verb_stem(w)
-        if (is_alias_action(w) or (w in BASE_VERBS and (i == 0 or words[i - 1] in _VERB_CONTEXT))
-                or (stem and (w.endswith(("ing", "ed")) or i < len(words) - 1))):
+        prev = words[i - 1] if i else ""
+        if (is_alias_action(w) or (w in BASE_VERBS and (i == 0 or prev in _VERB_CONTEXT))
+                or (stem and (w.endswith(("ing", "ed")) or i < len(words) - 1))
+                # any word after a negation or a modal is its verb: "don't rely on colour alone"
+                or (prev in _VERB_CONTEXT and prev not in ("no", "every", "all") and w.isalpha() and len(w) > 2
+                    and w not in _FUNCTION)):
             out.append(w)
     return out

@@ -7,19 +7,19 @@ from __future__ import annotations
 # through the gate's reader). (user words, quoted clause or None = all of it, outcome)
 PROMPT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
     ("From now on, every PR needs a changelog entry.", None, "keep, hard/always"),
-    ("以后接口返回统一用 snake_case。", None, "keep, hard/always"),
+    ("以后接口返回统一用 snake_case，明白？", None, "keep, hard/always"),
     ("Skip the docs this time, but from now on every module gets a README.", "from now on every module gets a README",
      "keep, hard/always (quote the second clause)"),
-    ("Prefer early returns over nested ifs.", None, "keep, soft/on_match"),
+    ("House rule: every migration has a down step.", None, "keep, hard/always"),
     ("测试用 pytest，不要用 unittest。", None, "keep, soft/on_match"),
     ("For this answer, keep it short.", None, "refuse: one-off"),
     ("这次先不写测试。", None, "refuse: one-off"),
     ("The worker pool has eight threads.", None, "refuse: code fact"),
-    ("CI 上的任务全是绿的。", None, "refuse: code fact"),
+    ("每次推送都会触发一次扫描。", None, "refuse: code fact"),
     ("We'll likely move to Bazel.", None, "refuse: hedge"),
     ("要不要换成 MySQL？", None, "refuse: open point (a discussion at most)"),
     ("Secrets live in Vault. Keep it that way.", "Secrets live in Vault.", "keep, hard/always"),
-    ("For the rest of this chat, skip the disclaimers.", None, "refuse: one-off"),
+    ("Until the audit is over, don't merge auth changes.", None, "refuse: one-off"),
     ("The backup job always runs at 2am.", None, "refuse: code fact"),
 )
 
@@ -45,31 +45,32 @@ Evidence rules (a program checks every candidate the same way and drops the ones
   current batch, whose clause is itself an instruction or a commitment: an imperative ("use X"), "let's",
   "we will / we use X for …", "I want / I prefer", "must / should / never", 请/以后/统一/一律/必须/不要/别,
   or "remember this". Everything else is NOT Memory: a one-off or local request (this time, today, here,
-  this file/PR/function, until an event, for the rest of this chat, 这次/这里/今天/暂时/先…), a statement
+  this file/PR, until an event or version, this chat, 这次/这里/暂时/先…), a statement
   of what the code, config, dependencies, CI or a test run is or did (whatever words it uses), a hedge
   (maybe, probably, might, 也许/可能), a question, an open point (should we, 要不要, 是否), a request for
   information, a bare acknowledgement, or anything only the assistant said.
 - Clause structure decides, not single words: in "X this time, but from now on Y" only Y is a rule; a
   negated limit ("not just this PR", "不只是这次") makes it lasting; a polite request for a lasting
-  behaviour ("could you always …?") is an instruction; a because-clause does not weaken it. A scope
-  word counts in its own clause only ("temporary branches must be deleted" lasts); "always" in a
-  statement about the system is still a code fact.
+  behaviour ("could you always/stop …?", "…, OK?", "…，明白？") is an instruction; a frame ("house rule:",
+  "规矩是：") makes what follows a rule. A scope word counts in its own clause only ("temporary branches
+  must be deleted" lasts); a system's habit ("always", 每次都会) or an event report is a code fact.
 - origin "adopted_proposal": the assistant proposed something in an earlier turn and the user's reply
   affirms it (yes, ok, sounds good, let's do that, lgtm, 可以, 行, 就这么办) with no negation, doubt,
   deferral or time limit ("no", "let me think", "maybe later", "ok for this PR only", 算了 do not adopt).
   Cite BOTH the assistant's proposal (a suggestion, not a question or a report) and the user's reply.
 - discussion_context: an undecided project trade-off the user raised and wants to continue. Cite the
-  user only; no code facts; no conclusions (neither the assistant's nor a decision).
+  user only; no code facts; no outcome the user did not state ("X wins", 已确认).
 - strength "hard" + recall_mode "always" exactly when the user's words say it lasts ("always",
   "never", "from now on", "for every/all new …", "keep in mind", "this is settled", 以后, 统一, 一律);
   otherwise "soft" + "on_match".
 - origin "inferred_repetition" only for the same correction repeated in at least three distinct review
   turns with distinct finding evidence keys across at least two files; always "soft" / "on_match".
-- Paths go into applies_to_paths (repo-relative paths or globs; [] for the whole project), never into
-  the subject. subject and statement must contain words.
+- Paths go into applies_to_paths (repo-relative globs; [] = whole project), not the subject.
+  subject and statement need words.
 - aliases and keywords are recall phrases. For a decision expressed mainly in Chinese, add stable
   English phrases naming both the object and the action/constraint (e.g. "旧 memory schema
-  不兼容，直接删除" -> ["backward compatibility", "delete legacy schema"]), not only copied English nouns.
+  不兼容，直接删除" -> ["backward compatibility", "delete legacy schema"]), not only nouns or the object
+  restated ("caching", "cache layer").
 
 Examples (user words -> outcome):
 {examples}

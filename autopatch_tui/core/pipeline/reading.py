@@ -92,6 +92,9 @@ def _imperative(head: str) -> bool:
         return False
     if len(words) > 2 and words[1] in L.FREQUENCY and words[2].endswith("s"):
         return False  # "lint always runs before the tests": a noun, an adverb, a verb
+    if len(words) > 1 and (words[1] in L.PAST_IRREGULAR or (words[1].endswith("ed") and (
+            len(words) == 2 or words[2] in L.FUNCTION_WORDS or words[2] in ("twice", "thrice") or words[2].endswith("ly")))):
+        return False  # "deploy failed again since …", "build broke on main": a noun and its past tense
     return not any(w in L.FINITE for w in words[1:4])
 
 
@@ -165,8 +168,8 @@ def _clause_mood(c: str, lasting: bool) -> str:
             body, ends_q = untagged, False
         else:
             body = body.rstrip("?").strip()
-    if not body or is_acknowledgement(body):
-        return "ack"
+    if not body or is_acknowledgement(body) or L.REASSURANCE.match(body):
+        return "ack"  # a reassurance ("so don't worry about it") is a remark on the conversation
     head = _unfronted(_strip_lead(body))
     if _cjk(body):
         return _zh_mood(body, head, ends_q, lasting)
@@ -175,7 +178,7 @@ def _clause_mood(c: str, lasting: bool) -> str:
         rest = _strip_lead(head[polite.end():].strip())
         if L.EN_INFO.match(rest) and not lasting:
             return "info"
-        return "directive" if lasting else "question"
+        return "directive" if lasting or L.EN_HABIT_CHANGE.match(rest) else "question"
     if L.EN_INFO.match(head) and not lasting:
         return "info"
     if ends_q or (L.EN_WH_START.match(head) and not lasting) or L.EN_INVERSION.match(head):
@@ -207,7 +210,7 @@ def _zh_mood(body: str, head: str, ends_q: bool, lasting: bool) -> str:
         return "preference"
     if L.ZH_PAST.search(body):
         return "declarative"  # a report of what was done
-    if L.ZH_HABIT.search(head if head else body) and not L.ZH_NORM.search(body):
+    if (L.ZH_HABIT.search(head if head else body) or L.ZH_WILL.search(body)) and not L.ZH_NORM.search(body):
         return "declarative"
     if L.ZH_DIRECTIVE.search(body) or (L.ZH_VERB_HEAD.search(head) and not L.ZH_COPULA.search(head)):
         return "directive"
@@ -270,7 +273,9 @@ def _main(text: str) -> str:
     m = carry.SO.search(main)
     if m and main[m.end():].strip(_TRAIL):
         reason, consequent = main[:m.start()], main[m.end():]
-        if _keeps(reason) and not _keeps(consequent):
+        if L.REASSURANCE.match(consequent.strip()):
+            main = reason  # "…, so don't worry about it": the consequent is a remark, the reason the statement
+        elif _keeps(reason) and not _keeps(consequent):
             main = reason  # "Keep functions short, so reviews stay quick": the result is a remark
         elif _keeps(consequent) and not _keeps(reason):
             main, carried = consequent, carried or carry.reason_limit(reason, consequent)
@@ -292,8 +297,15 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
     # a clause that is nothing but a scope ("…, always.", "no exceptions here: …") is no clause of
     # its own: it lends its scope to the rest (`carry`)
     kinds = [carry.scope_fragment(c) for c in parts]
-    lent = "start" if "start" in kinds else ("lasting" if "lasting" in kinds else None)
+    if len(parts) > 1:  # a decision frame lends to the clause it announces ("house rule: …", "as a rule, …")
+        kinds = [k or ("frame" if carry.frame(c) else None) for c, k in zip(parts, kinds)]
+    lent = next((k for k in ("start", "frame", "emphasis", "lasting") if k in kinds), None)
+    lasting = lasting or lent in ("frame", "emphasis")
     content = [c for c, k in zip(parts, kinds) if not k]
+    if "frame" in kinds and content:  # a frame's "here" ("the standard here —") is no place of what it announces
+        rest = " , ".join(content)
+        local = (bool(L.LOCAL_SCOPE.search(rest)) or _one_off_xian(rest, lasting)
+                 or (not lasting and bool(L.EVENT_SCOPE.search(rest))))
     if not content:
         return Reading("declarative", hedged=any(_hedge(c) for c in parts), undecided=undecided, local=local,
                        lasting=lasting, repair=repair)
@@ -346,17 +358,22 @@ def read_quote(text: str, quote: str, *, repair: bool = False, meaning: Iterable
     lenders = [s for s in segs if _lender(s.text)]
     content = [s for s in segs if s not in lenders]
     if not content:
+        if len(segs) > 1 and len({s.sentence for s in segs}) == 1:  # "就按这个来，以后都这样": one sentence of fragments
+            return read_segment(" , ".join(s.text for s in segs), repair=repair)
         content, lenders = segs, []
     if len(content) > 1 and meaning:
         content = _best(content, set(meaning))
     reading = _combine([read_segment(s.text, repair=repair) for s in content])
     for s in lenders:  # quoted with it: lent whatever the sentence
         after = s.start >= content[-1].end
-        gap = text[content[-1].end:s.start] if after else text[s.end:content[0].start]
+        following = next((c for c in content if c.start >= s.end), content[0])
+        gap = text[content[-1].end:s.start] if after else text[s.end:following.start]
         reading = _lend(reading, content, s, gap, after, repair)
     for neighbour, gap, after in adjacent(text, content[0], content[-1]):
         if neighbour not in lenders:
             reading = _lend(reading, content, neighbour, gap, after, repair)
+    if reading.mood == "commitment" and carry.undone(text, segs, content[-1]):
+        return replace(reading, mood="declarative", fact=True, lasting=False)  # a decision since undone: history
     return reading
 
 
@@ -364,7 +381,7 @@ def _lender(text: str) -> bool:
     """A segment with no proposition of its own that lends to its neighbour: a scope fragment, a
     maintaining directive, a short comment that limits, hedges or doubts ("just here", "not sure
     yet"), a statement of the request's limit ("this is only for the staging push")."""
-    if carry.scope_fragment(text) or carry.maintains(text):
+    if carry.scope_fragment(text) or carry.maintains(text) or carry.frame(text):
         return True
     if not (_short(text) or L.LIMIT_STATEMENT.match(text)):
         return False
@@ -377,17 +394,33 @@ _DASH = re.compile(r"[—–]|\s-{1,2}\s")
 
 def _lend(reading: Reading, chosen: list[Segment], other: Segment, gap: str, after: bool, repair: bool) -> Reading:
     """`reading` with what the neighbouring segment `other` lends it (`gap`: the text between them)."""
-    kind = carry.scope_fragment(other.text)
+    kind = carry.scope_fragment(other.text) or ("frame" if not after and carry.frame(other.text) else None)
     if kind and (after or _DASH.search(f" {gap} ")):
         # read as one sentence: "Tabs. Always." is "Tabs, always"; "not just here — every X…" one clause
         joined = [f"{s.text} , {other.text}" if after else f"{other.text} : {s.text}" for s in chosen]
         return replace(_combine([read_segment(j, repair=repair) for j in joined]), lasting=True)
+    if (after and carry.extends(other.text) and reading.mood in KEEPABLE and not reading.local
+            and not other.raw.rstrip().endswith(("?", "？"))):
+        return replace(reading, lasting=True)  # "Use zod. Going forward that applies to the admin app as well."
+    if after and carry.maintains(other.text) and reading.mood == "ack" and not other.raw.rstrip().endswith(("?", "？")):
+        return replace(reading, lasting=True)  # "没问题，以后就按这个来": an acknowledgement said to last
     if (after and carry.maintains(other.text) and not other.raw.rstrip().endswith(("?", "？"))
             and reading.mood in KEEPABLE + ("declarative",)):
         kept = read_segment(other.text, repair=repair)
         return replace(reading, mood=reading.mood if reading.mood in KEEPABLE else "directive", fact=False,
                        lasting=True, local=reading.local or kept.local, hedged=reading.hedged or kept.hedged,
                        undecided=reading.undecided or kept.undecided)
+    if (not after and reading.mood in KEEPABLE and _DASH.search(f" {gap} ")
+            and L.EN_REMEMBER.match(_strip_lead(other.text)) and not reading.local):
+        return replace(reading, lasting=True)  # "keep in mind that I review on mobile — wrap lines at 80"
+    if (after and (reading.fact or reading.mood in KEEPABLE) and carry.names_alternative(chosen[-1].text, other.text)
+            and not other.raw.rstrip().endswith(("?", "？"))):
+        # "we use httpx for HTTP, not requests — don't suggest requests again": a prohibition naming
+        # the contrasted alternative makes the description a commitment, and a lasting one
+        kept = read_segment(other.text, repair=repair)
+        if kept.mood == "directive" and kept.refusal() is None:
+            mood = reading.mood if reading.mood in KEEPABLE else "commitment"
+            return replace(reading, mood=mood, fact=False, lasting=True)
     if _short(other.text) or L.LIMIT_STATEMENT.match(other.text):
         r = read_segment(other.text)
         if after and r.mood == "question" and carry.ANAPHOR_DOUBT.search(other.text):
@@ -456,11 +489,13 @@ def proposal_refusal(text: str) -> str | None:
 def is_open_point(text: str, quote: str) -> bool:
     """The user's clause raises an open point (a question, an undecided or hedged choice, a wish to
     discuss it): what a discussion rests on."""
-    for s in segments(text, quote):
+    segs = segments(text, quote)
+    for s in segs:
         r = read_segment(s.text)
         if r.undecided or r.mood == "question" or r.hedged or L.DELIBERATION.search(s.text):
             return True
-    return False
+    # the sentence right after says the user has not decided: "A 是产品想要的，B 是我们养得起的。我还没想好。"
+    return any(after and read_segment(n.text).undecided for n, _, after in adjacent(text, segs[0], segs[-1]))
 
 
 __all__ = ["KEEPABLE", "Reading", "confirmation_refusal", "is_open_point", "proposal_refusal", "read_quote",

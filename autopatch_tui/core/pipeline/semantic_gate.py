@@ -221,7 +221,9 @@ def _discussion(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: l
         return "one_off_scope"
     user_clauses = [c for s in cand.sources if s.role == "user"
                     for c in M.clauses_around(turns[s.turn_id].user, s.quote)]
-    if any(M.claims_conclusion(f) for f in fields) and not any(M.claims_conclusion(c) for c in user_clauses):
+    # the user drew the conclusion only in a clause that is no open point ("要不要改用 X？" concludes nothing)
+    concluded = any(M.claims_conclusion(c) and not is_open_point(c, c) for c in user_clauses)
+    if any(M.claims_conclusion(f) for f in fields) and not concluded:
         return "assistant_conclusion"
     if not any(is_open_point(turns[s.turn_id].user, s.quote) for s in batch_user):
         facts = [r for r in readings if r.refusal() == "code_fact"]
@@ -231,8 +233,9 @@ def _discussion(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: l
         return None  # the user's words and the discussion are in different scripts: not comparable
     own = set(content_terms(" ".join(fields)))
     said = set(content_terms(" ".join(user_texts))) | {t for u in user_texts for t in query_terms(u)}
-    assistant = set(content_terms(" ".join(turns[tid].assistant[:MAX_TURN_TEXT] for tid in dict.fromkeys(
-        s.turn_id for s in cand.sources))))
+    replies = [turns[tid].assistant[:MAX_TURN_TEXT] for tid in dict.fromkeys(s.turn_id for s in cand.sources)]
+    # a reply that only takes note of both sides lends the user's point words, it concludes nothing
+    assistant = set(content_terms(" ".join(r for r in replies if not M.only_takes_note(r))))
     only_assistant = (own & assistant) - said
     if len(only_assistant) >= 2 and len(only_assistant) >= len(own & said):
         return "assistant_conclusion"
