@@ -227,6 +227,15 @@ def test_the_review_request_lists_a_bounded_number_of_files(repo: Path) -> None:
     assert text.endswith("- … and 7 more source files in the same scope")
 
 
+def test_the_review_request_is_bounded_in_text_too_however_long_the_names() -> None:
+    paths = [f"pkg/{'deep_folder_name/' * 11}m{n:03}.py" for n in range(prompts.MAX_REVIEW_FILES)]  # ~200 chars
+    text = prompts.review_request(paths, "")
+    assert len(text) <= prompts.MAX_REVIEW_LIST_CHARS + 200
+    listed = [line for line in text.splitlines() if line.startswith("- pkg/")]
+    assert listed and len(listed) < len(paths)  # some listed, the rest counted
+    assert text.endswith(f"- … and {len(paths) - len(listed)} more source files in the same scope")
+
+
 def test_an_unexpected_exception_marks_the_turn_failed_and_propagates(repo: Path, repair, llm_stub,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     write(repo, "a.py", SWALLOW)

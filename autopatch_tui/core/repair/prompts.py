@@ -47,12 +47,20 @@ def patch_request(f: Finding, instructions: str) -> str:
 
 
 MAX_REVIEW_FILES = 200  # listed in the review request; the model can list folders for the rest
+MAX_REVIEW_LIST_CHARS = 8_000  # and never more text than this (~2k tokens), however long the names
 
 
 def review_request(paths: list[str], instructions: str) -> str:
-    text = "Files to review:\n" + "\n".join(f"- {p}" for p in paths[:MAX_REVIEW_FILES])
-    if len(paths) > MAX_REVIEW_FILES:
-        text += f"\n- … and {len(paths) - MAX_REVIEW_FILES} more source files in the same scope"
+    listed: list[str] = []
+    size = 0
+    for p in paths[:MAX_REVIEW_FILES]:
+        size += len(p) + 3
+        if size > MAX_REVIEW_LIST_CHARS:
+            break
+        listed.append(p)
+    text = "Files to review:\n" + "\n".join(f"- {p}" for p in listed)
+    if len(paths) > len(listed):
+        text += f"\n- … and {len(paths) - len(listed)} more source files in the same scope"
     if instructions.strip():
         text += "\nThe developer's request for this audit:\n" + instructions
     return text
