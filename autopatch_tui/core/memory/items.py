@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.errors import MemoryNotFoundError, UsageError
+from autopatch_tui.core.ids import id_problem
 from autopatch_tui.core.memory.models import ItemDetail, ItemSummary, RevisionSummary, SourceQuote
 from autopatch_tui.core.memory import change_journal
 from autopatch_tui.core.memory.sqlite import write_txn
@@ -82,9 +83,10 @@ def list_items(conn: sqlite3.Connection, *, kind: str | None = None, status: str
 
 def resolve_logical_id(conn: sqlite3.Connection, item_id: str) -> str:
     """An exact logical ID, or a unique prefix of one (users type IDs by hand)."""
+    problem = id_problem(item_id)  # an over-long one once hit SQLite's LIKE pattern limit
+    if problem:
+        raise UsageError(problem)
     item_id = item_id.strip()
-    if not item_id:
-        raise UsageError("an item ID is required")
     if conn.execute("SELECT 1 FROM memory_items WHERE logical_id = ? LIMIT 1", (item_id,)).fetchone():
         return item_id
     like = item_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -232,6 +232,8 @@ class StoresScreen(AppScreen):
                 return
             name = getattr(result, "store_name", None) or getattr(result, "name", None)
             done = f"{verb} store {name}." if name else f"{verb} the store."
+            if getattr(result, "holds_something", True) is False:
+                done += " It holds nothing yet: this list shows it once it holds a turn or an item."
             self.app.call_from_thread(self.notify, done, markup=False)
             self.app.call_from_thread(self.reload)
 
