@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.reactive import var
@@ -29,15 +30,18 @@ from autopatch_tui.core.logs import log_path
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.pipeline.exit_once import ExitFlush
 from autopatch_tui.core.settings import Settings, save_setting
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.messages import CoreEvent
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.typing import TypedText, TypingBuffer, typed_character
 
 log = logging.getLogger(__name__)
 
 SCREEN_KEYS = {"chat": "f2", "history": "f3", "memory": "f4", "jobs": "f5", "stores": "f6"}
 EXIT_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
 HANGUP_EXIT_GRACE_SECONDS = 5.0  # after a hang-up's flush, the app gets this long to end before a hard exit
+QUIT_HELP = "Save Memory (a bounded flush of pending jobs), then quit"
 STATE_REFRESH_SECONDS = 0.25  # the status bar's health/thread/job counts follow Memory changes this closely
 SCREEN_TITLES = {"chat": "Chat", "history": "History", "memory": "Memory", "jobs": "Jobs", "stores": "Stores"}
 
@@ -87,11 +91,14 @@ class AutopatchApp(App):
         self._exiting = False
         self._signals_installed: dict[int, object] = {}  # signal -> the handler it had before
         self.run_finished = threading.Event()  # set once `run()` returned (a hang-up's hard exit waits for it)
+        self.ended = threading.Event()  # set once the app unmounted or `run()` returned (SIGTERM's watchdog)
+        self.typing = TypingBuffer(self.call_later)  # printable keys of one burst: one insert (tui/typing.py)
 
     def run(self, *args: object, **kwargs: object):  # type: ignore[override]
         try:
             return super().run(*args, **kwargs)  # type: ignore[arg-type]
         finally:
+            self.ended.set()
             self.run_finished.set()
 
     @classmethod
@@ -119,6 +126,7 @@ class AutopatchApp(App):
             self.call_after_refresh(freeze_start_up_objects)
 
     def on_unmount(self) -> None:
+        self.ended.set()
         self._remove_exit_signals()
         self._detach_manager()
         self.manager.close()
@@ -205,6 +213,40 @@ class AutopatchApp(App):
         self.active_thread = thread_id
         self.health = "healthy" if self.manager.healthy else "degraded"
 
+    # --- typed text ---------------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        """Input events, before bindings: printable keys go to the screen's typing target as one
+        insert per burst (`tui/typing.py`); any other input event first delivers what was typed
+        before it. Once the app is quitting, typed keys are dropped (a backlog of keystrokes never
+        delays the exit)."""
+        if isinstance(event, TypedText):
+            return  # bubbled back up from the field that inserted it
+        if isinstance(event, events.InputEvent) and not event.is_forwarded:
+            if isinstance(event, events.Key) and self._hold_typed(event):
+                return
+            self.typing.flush()
+        await super().on_event(event)
+
+    def _hold_typed(self, event: events.Key) -> bool:
+        character = typed_character(event)
+        if character is None:
+            return False
+        if self._exiting:
+            return True
+        choose = getattr(self.screen, "typing_target", None)
+        target = choose(event) if choose is not None else None
+        if target is None:
+            return False
+        if self.focused is not target:
+            self.screen.set_focus(target)  # text typed on the chat screen always reaches the prompt
+        self.typing.hold(target, character)
+        return True
+
+    def notify(self, message: str, *args: object, **kwargs: object) -> None:  # type: ignore[override]
+        """Every notification shows control characters as escapes (it may name a label, a path or a
+        store's text)."""
+        super().notify(escape_controls(str(message)), *args, **kwargs)  # type: ignore[arg-type]
+
     def on_core_event(self, message: CoreEvent) -> None:
         event = message.event
         if isinstance(event, QueueCounts):
@@ -244,7 +286,12 @@ class AutopatchApp(App):
         """Switch to a screen: chat is the base; every other screen sits alone on top of it. Screens
         are built once and kept (installed), so coming back is instant and keeps their state; they
         follow the App's reactive state while hidden."""
-        if name not in SCREEN_KEYS or self.screen.name == name:
+        if name not in SCREEN_KEYS:
+            return
+        if self.screen.name == name:  # its own key again: back to its first place (chat: the prompt)
+            home = getattr(self.screen, "focus_home", None)
+            if home is not None:
+                home()
             return
         while len(self.screen_stack) > 2:  # Textual's default screen + chat
             await self.pop_screen()
@@ -252,6 +299,9 @@ class AutopatchApp(App):
             if not self.is_screen_installed(name):
                 self.install_screen(self.make_screen(name), name)
             await self.push_screen(name)
+        home = getattr(self.screen, "focus_home", None)
+        if home is not None:
+            home()  # a screen shown is ready for typing: its field (chat: the prompt), not its list
 
     async def action_help(self) -> None:
         """The current screen's keys, generated from its bindings (F1, or `?` outside text fields)."""
@@ -268,7 +318,10 @@ class AutopatchApp(App):
         await self.action_help()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title == "Quit":  # Textual's "Quit the application as soon as possible"
+                command = SystemCommand("Quit", QUIT_HELP, command.callback, command.discover)
+            yield command
         yield SystemCommand("Chat", "The conversation (F2)", lambda: self.run_action("show('chat')"))
         yield SystemCommand("Thread history", "Threads and turns (F3)", lambda: self.run_action("show('history')"))
         yield SystemCommand("Memory browser", "Items, revisions, provenance (F4)",
@@ -321,8 +374,42 @@ class AutopatchApp(App):
         name = signal.Signals(signum).name
         if signum == getattr(signal, "SIGHUP", None):
             self.hangup_exit(name)
-        else:
-            self.call_later(self.action_quit_flush, name)
+            return
+        # runs on the loop at once: typed keys still queued are dropped from now on, so the exit
+        # screen comes after a backlog of keystrokes at the cost of reading them only
+        self.typing.drop()
+        if not self._exiting and not self.exit_flush.started:
+            self._exiting = True
+            self.call_later(self._quit_on_signal, name)
+        self._exit_watchdog(signum)
+
+    async def _quit_on_signal(self, reason: str) -> None:
+        self._exiting = False  # `action_quit_flush` sets it again and shows the flush
+        await self.action_quit_flush(reason)
+
+    def _exit_watchdog(self, signum: int) -> None:
+        """SIGTERM ends the app within the exit flush's bound whatever the UI is doing: if it has
+        not ended by then (plus a grace), the flush runs here, the manager closes, the terminal is
+        restored as far as possible and the process exits."""
+        limit = self.exit_flush.limit + HANGUP_EXIT_GRACE_SECONDS
+
+        def watch() -> None:
+            if self.ended.wait(limit):
+                return
+            log.info("%s: the app did not end within %.0f s; exiting hard", signal.Signals(signum).name, limit)
+            if self.exit_flush.run("watchdog") is None:
+                self.exit_flush.wait(self.exit_flush.limit)
+            self.manager.close()
+            driver = self._driver
+            if driver is not None:
+                try:
+                    driver.stop_application_mode()
+                except Exception as exc:  # noqa: BLE001 - best effort: the process ends either way
+                    log.debug("terminal not restored: %s", type(exc).__name__)
+            logging.shutdown()
+            os._exit(128 + int(signum))
+
+        threading.Thread(target=watch, name="exit-watchdog", daemon=True).start()
 
     def hangup_exit(self, reason: str) -> threading.Thread:
         """The terminal hung up: drawing could block on the dead terminal, so the flush runs in a

@@ -10,19 +10,22 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
+from autopatch_tui.tui.widgets.footer import AppFooter
 
 
 class ConfirmScreen(AppModalScreen):
     """Dismisses with True (Yes / `y`) or False (No / `n` / escape). No is focused first, so a
-    stray Enter never confirms a destructive action."""
+    stray Enter never confirms a destructive action. Its own footer shows its own keys (the
+    screen beneath it no longer shows through with keys that do nothing here)."""
 
     CSS_PATH = style("dialogs.tcss")
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n", "answer(False)", "No", id="confirm.no"),
-        Binding("escape", "answer(False)", "Close", id="confirm.cancel", show=False),
+        Binding("escape", "answer(False)", "Close", id="confirm.cancel"),
     ]
 
     def __init__(self, title: str, body: str, confirm_label: str = "Yes") -> None:
@@ -33,11 +36,12 @@ class ConfirmScreen(AppModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(Text(self.title_text), id="title", markup=False)
-            yield Static(Text(self.body_text), id="body", markup=False)
+            yield Static(Text(escape_controls(self.title_text)), id="title", markup=False)
+            yield Static(Text(escape_controls(self.body_text)), id="body", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button(Text("No"), id="no", variant="default")
+                yield Button(Text("No (n)"), id="no", variant="default")
                 yield Button(Text(f"{self.confirm_label} (y)"), id="yes", variant="error")
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -58,7 +58,11 @@ SEARCH_INTENT = "general_chat"
 
 
 class MemoryBrowserScreen(AppScreen):
+    """Opens (and comes back) with focus in the search field; the list's letter keys work once the
+    list has focus (↓ from the field). Escape clears the search first, then goes back."""
+
     CSS_PATH = style("memory_browser.tcss")
+    FIELD = "#mb-search"
     BINDINGS = [
         Binding("escape", "back", "Back", id="memory.back"),
         Binding("slash", "focus_search", "Search", id="memory.search"),
@@ -66,7 +70,7 @@ class MemoryBrowserScreen(AppScreen):
         Binding("s", "cycle_status", "Status", id="memory.status"),
         Binding("f", "forget", "Forget", id="memory.forget"),
         Binding("j", "jump", "Jump", id="memory.jump"),
-        Binding("e", "export", "Export", id="memory.export"),
+        Binding("ctrl+s", "export", "Export", id="memory.export"),
         Binding("c", "clear", "Clear Memory", id="memory.clear"),
         Binding("r", "reload", "Reload", id="memory.reload", show=False),
         Binding("D", "duplicates", "Duplicates", id="memory.duplicates"),
@@ -112,7 +116,7 @@ class MemoryBrowserScreen(AppScreen):
         return Vertical(
             Static(Text("Memory is degraded"), id="mb-degraded-title", markup=False),
             Static(Text(""), id="mb-diagnostic", markup=False),
-            Horizontal(Button(Text("Export snapshot (e)"), id="mb-export"),
+            Horizontal(Button(Text("Export snapshot (ctrl+s)"), id="mb-export"),
                        Button(Text("Clear Memory… (c)"), id="mb-clear", variant="error"), classes="buttons"),
             id="mb-degraded")
 
@@ -123,7 +127,7 @@ class MemoryBrowserScreen(AppScreen):
     def on_mount(self) -> None:
         self._show_detail_placeholder("")
         self._set_columns(memory_list.LIST_COLUMNS)
-        self.query_one("#mb-items", DataTable).focus()
+        self.query_one("#mb-search", Input).focus()
         self.watch(self.app, "memory_version", self._memory_changed, init=False)
         self.reload()
 
@@ -390,8 +394,18 @@ class MemoryBrowserScreen(AppScreen):
         return True
 
     # --- actions ------------------------------------------------------------------------
-    def action_back(self) -> None:
-        self.app.call_later(self.app.run_action, "show('chat')")
+    def clear_field(self) -> bool:
+        """Escape's first step: clear the search (its text, and its results: the list comes back)."""
+        field = self.query_one("#mb-search", Input)
+        if not field.value and not self.query_text:
+            return False
+        field.value = ""
+        if self.query_text:
+            self.query_text = ""
+            self.selected = None
+            self.reload()
+        field.focus()
+        return True
 
     def action_forget(self) -> None:
         d = self.detail

@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 
 from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.core.memory.models import ItemDetail, SourceQuote
+from autopatch_tui.core.terminal_text import escape_controls
 
 QUOTE_CONTEXT = 240
 """Characters of the source turn shown on each side of a quote in a long turn."""
@@ -40,18 +41,18 @@ def quote_in_turn(turn_text: str, quote: str, quote_style: Style | str, *,
                   context: int = QUOTE_CONTEXT) -> tuple[Text, bool]:
     """The turn text (a window around the quote when long) with the quote as a style span.
     Returns (text, found)."""
-    where = locate_quote(turn_text, quote)
+    where = locate_quote(turn_text, quote)  # in the raw text; each piece shown is escaped
     if where is None:
-        return Text(turn_text), False
+        return Text(escape_controls(turn_text)), False
     start, end = where
     lo = max(0, start - context)
     hi = min(len(turn_text), end + context)
     out = Text()
     if lo > 0:
         out.append("… ")
-    out.append(turn_text[lo:start])
-    out.append(turn_text[start:end], style=quote_style)
-    out.append(turn_text[end:hi])
+    out.append(escape_controls(turn_text[lo:start]))
+    out.append(escape_controls(turn_text[start:end]), style=quote_style)
+    out.append(escape_controls(turn_text[end:hi]))
     if hi < len(turn_text):
         out.append(" …")
     return out, True
@@ -59,12 +60,12 @@ def quote_in_turn(turn_text: str, quote: str, quote_style: Style | str, *,
 
 def fields_text(d: ItemDetail) -> Text:
     t = Text()
-    t.append(d.statement, style="bold")
+    t.append(escape_controls(d.statement), style="bold")
     t.append("\n\n")
 
     def field(label: str, value: str, value_style: str = "") -> None:
         t.append(f"{label:<10}", style="dim")
-        t.append(value or "—", style=value_style)
+        t.append(escape_controls(value, one_line=True) or "—", style=value_style)
         t.append("\n")
 
     field("ID", d.id)
@@ -81,7 +82,7 @@ def fields_text(d: ItemDetail) -> Text:
         field("Thread", d.thread_id)
     field("Updated", d.updated_at)
     t.append("\nContent\n", style="dim")
-    t.append(d.content or "—")
+    t.append(escape_controls(d.content) or "—")
     return t
 
 
@@ -93,7 +94,7 @@ def revisions_text(d: ItemDetail) -> Text:
         t.append(f"r{r.revision} ", style="bold" if r.revision == d.revision else "")
         t.append(f"{r.status:<10} ", style="dim" if r.status != "active" else "")
         t.append(f"{short_time(r.updated_at)}  ", style="dim")
-        t.append(" ".join(r.statement.split()))
+        t.append(escape_controls(" ".join(r.statement.split()), one_line=True))
     return t
 
 
@@ -125,7 +126,7 @@ class SourceList(OptionList):
             s, turn = p.source, p.turn
             if turn is None:
                 text.append(f"{s.role} · turn not found (it may have been merged away)\n", style=head_style)
-                text.append(s.quote, style=quote_style)
+                text.append(escape_controls(s.quote), style=quote_style)
             else:
                 text.append(f"{s.role} · turn {turn.sequence} · {turn.state} · {short_time(turn.created_at)}\n",
                             style=head_style)
@@ -134,7 +135,7 @@ class SourceList(OptionList):
                 text.append_text(shown)
                 if not found:
                     text.append("\nquote (not found verbatim in the turn): ", style=missing_style)
-                    text.append(s.quote, style=quote_style)
+                    text.append(escape_controls(s.quote), style=quote_style)
             if n < len(provenance) - 1:
                 text.append("\n")
             options.append(Option(text, id=f"src-{n}"))
