@@ -92,6 +92,7 @@ class AutopatchApp(App):
         self._signals_installed: dict[int, object] = {}  # signal -> the handler it had before
         self.run_finished = threading.Event()  # set once `run()` returned (a hang-up's hard exit waits for it)
         self.ended = threading.Event()  # set once the app unmounted or `run()` returned (SIGTERM's watchdog)
+        self._watchdog_started = False
         self.typing = TypingBuffer(self.call_later)  # printable keys of one burst: one insert (tui/typing.py)
 
     def run(self, *args: object, **kwargs: object):  # type: ignore[override]
@@ -346,28 +347,35 @@ class AutopatchApp(App):
         await self.push_screen(ExitFlushScreen(self.services, flush=self.exit_flush, reason=reason))
 
     def _install_exit_signals(self) -> None:
-        """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything."""
+        """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything.
+
+        A plain `signal.signal` handler, not the loop's `add_signal_handler`: asyncio learns of a
+        signal through its self-pipe, which a flood of keystrokes fills (Textual's input thread
+        posts every key with `call_soon_threadsafe`, a byte each), and a signal that finds the pipe
+        full is dropped: SIGTERM during a paste typed as keystrokes did nothing. Python runs this
+        handler in the main thread whatever the pipe holds; it starts the exit watchdog at once and
+        hands the exit to the loop."""
         if threading.current_thread() is not threading.main_thread():
             return
         loop = asyncio.get_running_loop()
+
+        def handler(signum: int, frame: object) -> None:
+            self._exit_watchdog(signum)
+            loop.call_soon_threadsafe(self._on_exit_signal, signum)
+
         for signum in EXIT_SIGNALS:
-            previous = signal.getsignal(signum)
             try:
-                loop.add_signal_handler(signum, self._on_exit_signal, signum)
-            except (NotImplementedError, RuntimeError, ValueError) as exc:  # e.g. no signals on this platform
+                previous = signal.signal(signum, handler)
+            except (ValueError, OSError) as exc:  # e.g. no such signal on this platform
                 log.info("%s not handled: %s", signal.Signals(signum).name, exc)
                 continue
             self._signals_installed[signum] = previous
 
     def _remove_exit_signals(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        if threading.current_thread() is not threading.main_thread():
             return
         for signum, previous in self._signals_installed.items():
-            loop.remove_signal_handler(signum)
-            if previous is not None:
-                signal.signal(signum, previous)  # type: ignore[arg-type]  # asyncio would leave SIG_DFL
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)  # type: ignore[arg-type]
         self._signals_installed = {}
 
     def _on_exit_signal(self, signum: int) -> None:
@@ -381,16 +389,18 @@ class AutopatchApp(App):
         if not self._exiting and not self.exit_flush.started:
             self._exiting = True
             self.call_later(self._quit_on_signal, name)
-        self._exit_watchdog(signum)
 
     async def _quit_on_signal(self, reason: str) -> None:
         self._exiting = False  # `action_quit_flush` sets it again and shows the flush
         await self.action_quit_flush(reason)
 
     def _exit_watchdog(self, signum: int) -> None:
-        """SIGTERM ends the app within the exit flush's bound whatever the UI is doing: if it has
-        not ended by then (plus a grace), the flush runs here, the manager closes, the terminal is
-        restored as far as possible and the process exits."""
+        """An exit signal ends the app within the exit flush's bound whatever the UI is doing: if
+        it has not ended by then (plus a grace), the flush runs here, the manager closes, the
+        terminal is restored as far as possible and the process exits."""
+        if self._watchdog_started:
+            return
+        self._watchdog_started = True
         limit = self.exit_flush.limit + HANGUP_EXIT_GRACE_SECONDS
 
         def watch() -> None:

@@ -100,6 +100,7 @@ class ChatScreen(AppScreen):
         self._steps: list[str] = []
         self._steps_note: NoteMessage | None = None
         self._completion_due = False
+        self._prompt: PromptInput | None = None
 
     def compose(self) -> ComposeResult:
         yield ChatLog(id="log")
@@ -115,7 +116,9 @@ class ChatScreen(AppScreen):
     # --- typing and focus ---------------------------------------------------------------
     def typing_target(self, event: events.Key) -> PromptInput | None:
         """Every printable key typed on this screen goes to the prompt, whatever has focus."""
-        prompt = self.query_one(PromptInput)
+        prompt = self._prompt
+        if prompt is None:
+            prompt = self._prompt = self.query_one(PromptInput)  # asked once per key: no query each time
         return prompt if prompt.display else None
 
     def focus_home(self) -> None:

@@ -107,6 +107,7 @@ class ChatLog(VerticalScroll):
         super().__init__(**kwargs)
         self.following = True
         self.unseen = False
+        self._released = False  # a scroll released Textual's anchor since the last `follow()`
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield FollowMarker(Text(""))
@@ -123,11 +124,13 @@ class ChatLog(VerticalScroll):
     def follow(self) -> None:
         """Follow the bottom again (and scroll there)."""
         self.anchor()
+        self._released = False
         self._set_follow(True, False)
 
     def release_anchor(self) -> None:
         """Textual calls this for every scroll the user (or a focus change) makes."""
         super().release_anchor()
+        self._released = True
         self.call_after_refresh(self._settle)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
@@ -147,8 +150,8 @@ class ChatLog(VerticalScroll):
         if not self.is_attached:
             return
         if self.at_bottom():
-            if not self.following:
-                self.follow()
+            if self._released or not self.following:
+                self.follow()  # also re-anchors after a scroll at the bottom that changed nothing
         elif self.following:
             self._set_follow(False, self.unseen)
 

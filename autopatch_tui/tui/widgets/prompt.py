@@ -6,7 +6,9 @@ elsewhere): without a completion it opens one for the word at the cursor, or doe
 
 Work per key is bounded whatever the prompt holds: the completion token is read from at most
 `TOKEN_WINDOW` characters before the cursor, never the whole line (a 100 KB line made every key
-copy it)."""
+copy it), and a line longer than `LONG_LINE` characters turns soft wrapping off until the prompt
+is cleared (it scrolls sideways instead): Textual re-wraps and re-divides a wrapped line whole on
+every edit and every drawn row, 0.1 s per edit at 100 KB against 0.03 s unwrapped."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from autopatch_tui.tui.prompt_history import PromptHistory
 MENTION = re.compile(r"(?:^|\s)@([^\s@]+)")
 MAX_SUGGESTIONS = 12
 TOKEN_WINDOW = 256  # characters before the cursor a completion token may span
+LONG_LINE = 2000  # a longer line is shown unwrapped (scrolling sideways) until the prompt is cleared
 TOKEN_AT_END = re.compile(r"(?:^|(?<=\s))@[^\s@]*$")  # an @mention being typed (not an e-mail's @)
 PLACEHOLDER = "Ask about this repository · / commands · @ files · F1 keys"
 
@@ -63,6 +66,22 @@ class PromptInput(TextArea):
         self.completion: Suggestions | None = None  # set by the screen that shows both
         self.prompt_history = PromptHistory(None)
         self._recalled: str | None = None  # the history entry shown (edits end the walk)
+
+    # --- long lines ---------------------------------------------------------------------
+    def edit(self, edit):  # type: ignore[no-untyped-def]
+        result = super().edit(edit)
+        if self.soft_wrap and len(self.document.get_line(result.end_location[0])) > LONG_LINE:
+            self.soft_wrap = False
+        return result
+
+    def clear(self):  # type: ignore[no-untyped-def]
+        result = super().clear()
+        self.soft_wrap = True
+        return result
+
+    def load_text(self, text: str) -> None:
+        super().load_text(text)
+        self.soft_wrap = all(len(line) <= LONG_LINE for line in self.document.lines)
 
     @property
     def showing_history(self) -> bool:
