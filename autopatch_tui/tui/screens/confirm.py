@@ -25,7 +25,7 @@ class ConfirmScreen(AppModalScreen):
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n", "answer(False)", "No", id="confirm.no"),
-        Binding("escape", "answer(False)", "Close", id="confirm.cancel"),
+        Binding("escape", "close", "Close", id="confirm.cancel"),
     ]
 
     def __init__(self, title: str, body: str, confirm_label: str = "Yes") -> None:
@@ -58,3 +58,6 @@ class ConfirmScreen(AppModalScreen):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+    def action_close(self) -> None:
+        self.dismiss(False)
