@@ -8,12 +8,14 @@ frame, and then, per run:
 
 - typing: writes 100 KB of words in chunks of `--chunk` bytes (every chunk ends with a unique
   marker word); each chunk is written when the previous marker is on the terminal. Key latency is
-  a chunk's last key written -> that marker drawn (ANSI stripped); total is first key -> last
-  marker; CPU is the app's user+system time over the same span (/proc/PID/stat);
+  a chunk's last key written -> that marker drawn (ANSI stripped), wall and the app's CPU over it;
+  total is first key -> last marker; CPU is the app's user+system time (/proc/PID/stat);
 - flood: writes the same 100 KB without waiting (as fast as the pty takes it), then measures until
   its last marker is drawn, and the echo of one more key typed after it (is the app responsive?);
+- baseline, in the same process: the same text as one bracketed paste (what a terminal with
+  bracketed paste sends), until its last marker is drawn; the flood's ratio to it is printed;
 - exit: ctrl+q right after a flood, and SIGTERM right after a flood (a backlog of keys still
-  queued): the time until the process has ended (the exit flush bound is 10 s).
+  queued): the time until the process has ended (the exit flush bound is 30 s).
 
 Figures are printed, never asserted. Run: .venv/bin/python bench/pty_keystrokes.py [--kb 100]
 [--chunk 1024] [--runs 1]"""
@@ -116,6 +118,7 @@ def typing_run(repo: Path, env: dict[str, str], chunks: list[bytes], limit: floa
     pid, fd, buf = start(repo, env)
     try:
         lat: list[float] = []
+        lat_cpu: list[float] = []
         cpu0 = cpu_seconds(pid)
         t0 = time.perf_counter()
         for n, data in enumerate(chunks):
@@ -123,10 +126,11 @@ def typing_run(repo: Path, env: dict[str, str], chunks: list[bytes], limit: floa
             deadline = t0 + limit
             if not write_all(fd, data, buf, deadline):
                 break
-            t = time.perf_counter()
+            t, c = time.perf_counter(), cpu_seconds(pid)
             if P._read_until(fd, buf, shown_after(buf, mark, marker_of(n)), deadline) is None:
                 break
             lat.append(time.perf_counter() - t)
+            lat_cpu.append(cpu_seconds(pid) - c)
         wall = time.perf_counter() - t0
         cpu = cpu_seconds(pid) - cpu0
         done = len(lat) == len(chunks)
@@ -134,6 +138,7 @@ def typing_run(repo: Path, env: dict[str, str], chunks: list[bytes], limit: floa
         exit_s = wait_exit(pid, fd, buf, 30)
         return {"done": done, "chunks": len(lat), "wall": wall, "cpu": cpu, "p50": percentile(lat, 50) if lat else 0,
                 "p95": percentile(lat, 95) if lat else 0, "max": max(lat) if lat else 0,
+                "cpu_max": max(lat_cpu) if lat_cpu else 0, "cpu_p50": percentile(lat_cpu, 50) if lat_cpu else 0,
                 "exit": exit_s if exit_s is not None else float("nan")}
     finally:
         P.close_app(pid, fd)
@@ -172,6 +177,23 @@ def flood_run(repo: Path, env: dict[str, str], chunks: list[bytes], limit: float
         P.close_app(pid, fd)
 
 
+def paste_run(repo: Path, env: dict[str, str], chunks: list[bytes], limit: float) -> dict[str, float]:
+    """The baseline: the same text as one bracketed paste."""
+    pid, fd, buf = start(repo, env)
+    try:
+        cpu0 = cpu_seconds(pid)
+        t0 = time.perf_counter()
+        mark = len(buf)
+        write_all(fd, b"\x1b[200~" + b"".join(chunks) + b"\x1b[201~", buf, t0 + limit)
+        drawn = P._read_until(fd, buf, shown_after(buf, mark, marker_of(len(chunks) - 1)), t0 + limit)
+        out = {"drawn": (drawn - t0) if drawn is not None else float("nan"), "cpu": cpu_seconds(pid) - cpu0}
+        os.write(fd, b"\x11")
+        wait_exit(pid, fd, buf, 60)
+        return out
+    finally:
+        P.close_app(pid, fd)
+
+
 def ms(x: float) -> str:
     return "n/a" if x != x else f"{x * 1000:.0f} ms"
 
@@ -186,7 +208,7 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=1024)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--limit", type=float, default=300.0, help="seconds before a run gives up")
-    ap.add_argument("--skip", default="", help="comma list of parts to skip: typing,flood,sigterm")
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: typing,flood,paste,sigterm")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     chunks = text_chunks(args.kb, args.chunk)
@@ -204,13 +226,23 @@ def main() -> None:
                 r = typing_run(repo, env, chunks, args.limit)
                 print(f"typing run {run + 1}: {'all' if r['done'] else 'ONLY'} {r['chunks']} chunks drawn;"
                       f" total wall {s(r['wall'])}, app CPU {s(r['cpu'])};"
-                      f" key latency p50 {ms(r['p50'])}, p95 {ms(r['p95'])}, worst {ms(r['max'])};"
+                      f" key latency (chunk end -> drawn) wall p50 {ms(r['p50'])}, p95 {ms(r['p95'])},"
+                      f" worst {ms(r['max'])}; app CPU p50 {ms(r['cpu_p50'])}, worst {ms(r['cpu_max'])};"
                       f" ctrl+q then exit after {s(r['exit'])}")
+            flood = None
             if "flood" not in skip:
-                r = flood_run(repo, env, chunks, args.limit, "ctrl+q")
+                flood = r = flood_run(repo, env, chunks, args.limit, "ctrl+q")
                 print(f"flood run {run + 1}: written in {s(r['written'])}, all drawn after {s(r['drawn'])},"
                       f" app CPU {s(r['cpu'])}; next key echoed after {ms(r['probe'])};"
                       f" ctrl+q then exit after {s(r['exit'])}")
+            if "paste" not in skip:
+                r = paste_run(repo, env, chunks, args.limit)
+                ratio = ""
+                if flood is not None and r["drawn"] == r["drawn"] and r["cpu"] > 0:
+                    ratio = (f"; keystrokes / bracketed paste: wall x{flood['drawn'] / r['drawn']:.1f},"
+                             f" CPU x{flood['cpu'] / r['cpu']:.1f}")
+                print(f"baseline run {run + 1}: one bracketed paste drawn after {s(r['drawn'])},"
+                      f" app CPU {s(r['cpu'])}{ratio}")
             if "sigterm" not in skip:
                 r = flood_run(repo, env, chunks, args.limit, "sigterm")
                 print(f"sigterm run {run + 1}: flood written in {s(r['written'])}, SIGTERM at once:"
