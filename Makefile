@@ -1,4 +1,5 @@
-# Two commands a fresh machine needs: `make run` and `make test`. Both set themselves up.
+# Two commands a fresh machine needs: `make run` and `make test`. Both set themselves up, with the
+# `semgrep` extra (the audit of Java, JavaScript/TypeScript and Go; its tests run in `make test`).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,7 +11,7 @@ ARGS ?=
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,semgrep]'
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -11,7 +11,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from autopatch_tui.core.confine import ConfinementError, confine
+from autopatch_tui.core.confine import ConfinementError, check_text, confine, kind_of, resolve_inside, shown
 from autopatch_tui.core.errors import RepoPathError, UsageError
 from autopatch_tui.core.ids import MAX_ID_CHARS, id_problem
 from autopatch_tui.core.terminal_text import has_controls, plain_os_error
@@ -89,23 +89,28 @@ def scope_paths(repo: Path, paths: Sequence[str], *, must_exist: bool) -> list[s
     the repository. Symlinks are resolved before the check, so a link leading out is refused too.
     The repository root is kept as "." (the tools' name for it; "" is refused by `confine`), and a
     path the tools' shared confinement check refuses (e.g. under `.git/` or `.autopatch-j/`) is
-    refused here too. Outside the repository, refused, or missing when `must_exist` → `UsageError`."""
+    refused here too — a symlink loop, a NUL byte or an over-long path as well. Outside the
+    repository, refused, or missing when `must_exist` → `UsageError`."""
     root = repo.resolve()
     out: list[str] = []
     for raw in paths:
         text = raw.strip()
-        if not text or "\x00" in text:
+        if not text:
             raise UsageError("--path needs a path inside the repository")
-        given = Path(text).expanduser()
-        target = given if given.is_absolute() else root / given
         try:
-            resolved = target.resolve()
-        except (OSError, RuntimeError, ValueError):
-            raise UsageError(f"--path cannot be resolved: {text}") from None
+            check_text(text)
+            given = Path(text).expanduser()
+            target = given if given.is_absolute() else root / given
+            check_text(str(target))
+            resolved = resolve_inside(target)
+        except ConfinementError as exc:
+            raise UsageError(f"--path is refused: {shown(text)} ({exc})") from None
+        except (RuntimeError, ValueError, OSError):  # expanduser of an unknown "~name" and the like
+            raise UsageError(f"--path cannot be resolved: {shown(text)}") from None
         try:
             rel = resolved.relative_to(root)
         except ValueError:
-            raise UsageError(f"--path is outside the repository ({root}): {text}") from None
+            raise UsageError(f"--path is outside the repository ({root}): {shown(text)}") from None
         try:  # keep the name the user gave (a link inside the repository stays the link's name)
             rel = Path(os.path.normpath(target)).relative_to(root)
         except ValueError:
@@ -114,9 +119,9 @@ def scope_paths(repo: Path, paths: Sequence[str], *, must_exist: bool) -> list[s
         try:  # the one check every tool applies: a scope the tools would refuse is refused here
             confine(root, value)
         except ConfinementError as exc:
-            raise UsageError(f"--path is refused: {text} ({exc})") from None
-        if must_exist and not resolved.exists():
-            raise UsageError(f"--path does not exist in the repository: {text}"
+            raise UsageError(f"--path is refused: {shown(text)} ({exc})") from None
+        if must_exist and kind_of(resolved) is None:
+            raise UsageError(f"--path does not exist in the repository: {shown(text)}"
                              " (relative paths are relative to the repository root)")
         if value not in out:
             out.append(value)

@@ -89,6 +89,7 @@ class AutopatchApp(App):
         self._state_refresh_pending = False
         self.exit_flush = ExitFlush(lambda: self.manager)  # every exit path flushes through this, once
         self._exiting = False
+        self._quit_confirmed = False  # the user agreed to lose pending patches that could not be saved
         self._signals_installed: dict[int, object] = {}  # signal -> the handler it had before
         self.run_finished = threading.Event()  # set once `run()` returned (a hang-up's hard exit waits for it)
         self.ended = threading.Event()  # set once the app unmounted or `run()` returned (SIGTERM's watchdog)
@@ -342,9 +343,28 @@ class AutopatchApp(App):
 
         if self._exiting or self.exit_flush.started or isinstance(self.screen, ExitFlushScreen):
             return
+        review = self.services.review
+        pending = review.pending_patches()
+        if pending and review.persist_error and reason in ("ctrl+q", "quit", "/quit") and not self._quit_confirmed:
+            await self._confirm_losing_patches(pending, review.persist_error, reason)
+            return
         self._exiting = True
         log.info("exit requested: %s", reason)
         await self.push_screen(ExitFlushScreen(self.services, flush=self.exit_flush, reason=reason))
+
+    async def _confirm_losing_patches(self, pending: int, why: str, reason: str) -> None:
+        """Quitting keeps pending patches (they are saved in .autopatch-j/): ask first only when they
+        could not be saved, so they would go (one key, `y`)."""
+        from autopatch_tui.tui.screens.confirm import ConfirmScreen
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                self._quit_confirmed = True
+                await self.action_quit_flush(reason)
+
+        body = (f"{why[0].upper()}{why[1:]}: the open audit's {pending} pending patch(es) go when the app quits."
+                "\n\ny: quit · n or Escape: stay")
+        await self.push_screen(ConfirmScreen("Quit and lose the pending patches?", body, "Quit"), answered)
 
     def _install_exit_signals(self) -> None:
         """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything.

@@ -3,17 +3,19 @@ result comes back as a plain-text note (never markup)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.events import FlushProgress
 from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
+from autopatch_tui.core.repair.patch_files import sweep
 from autopatch_tui.tui import flush_text, slash
 from autopatch_tui.tui.messages import WorkflowProgress
+from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.prompt import mentioned_paths
+from autopatch_tui.tui.widgets.prompt import PromptInput, mentioned_paths
 
 if TYPE_CHECKING:
     from autopatch_tui.tui.screens.chat import ChatScreen
@@ -21,6 +23,12 @@ if TYPE_CHECKING:
 RESET_NOTE = ("Project working state and caches were reset. Memory was kept (memory.db, exports and terminal "
               "history are untouched); `/memory clear --confirm` deletes Memory.")
 AUDIT_CLOSED = "The open audit was closed; its pending patches were not applied."
+DROP_TITLES = {"new": "Start a new thread?", "reset": "Reset the working state?", "audit": "Start a new audit?"}
+
+
+def drop_body(pending: int, command: str) -> str:
+    return (f"The open audit has {pending} pending patch(es). {command} closes it: the {pending} patch(es) go, "
+            "not applied, and do not come back.\n\ny: go on · n or Escape: keep them (your line stays in the prompt)")
 
 
 class CommandRunner:
@@ -50,7 +58,34 @@ class CommandRunner:
 
         screen.run_worker(work, thread=True, group=group, exit_on_error=False)
 
-    async def run(self, cmd: slash.SlashCommand) -> None:
+    async def confirm_dropping(self, command: str, line: str, proceed: Callable[[], Awaitable[None] | None]) -> None:
+        """Run `proceed` at once when the open audit has no pending patch; otherwise only after the
+        user confirms (one key, `y`) that they go. On `n` / Escape the line goes back into the prompt."""
+        pending = self.services.review.pending_patches()
+        if not pending:
+            await _maybe_await(proceed())
+            return
+        screen = self.screen
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await _maybe_await(proceed())
+                return
+            prompt = screen.query_one(PromptInput)
+            if not prompt.text:
+                prompt.text = line
+            await screen.log_view.add_note(f"Kept the {pending} pending patch(es); {command} did not run.")
+
+        screen.app.push_screen(ConfirmScreen(DROP_TITLES[command.split()[0].lstrip("/")],
+                                             drop_body(pending, command), "Go on"), answered)
+
+    async def run(self, cmd: slash.SlashCommand, line: str = "") -> None:
+        if cmd.name in ("new", "reset") or (cmd.name == "audit" and cmd.args != ("next",)):
+            await self.confirm_dropping(f"/{cmd.name}", line or f"/{cmd.name}", lambda: self._run(cmd))
+            return
+        await self._run(cmd)
+
+    async def _run(self, cmd: slash.SlashCommand) -> None:
         screen = self.screen
         app = screen.app
         if cmd.name == "help":
@@ -62,6 +97,7 @@ class CommandRunner:
             await app.run_action(f"show('{target}')")
         elif cmd.name == "reset":
             closed = self.services.review.end()
+            sweep(self.services.manager.repo)  # what a killed patch write left in .autopatch-j/tmp/
             await screen.reset_view()
             await screen.log_view.add_note(RESET_NOTE + (" " + AUDIT_CLOSED if closed else ""), reveal=True)
         elif cmd.name == "new":
@@ -162,6 +198,11 @@ def export_target(repo: Path, raw: str) -> Path:
     root (as `@path` mentions are)."""
     path = Path(raw).expanduser()
     return path if path.is_absolute() else repo / path
+
+
+async def _maybe_await(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value
 
 
 def flush_label(event: FlushProgress) -> str:

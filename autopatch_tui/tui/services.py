@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.clock import Clock, SystemClock
+from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.repair.patch_files import sweep
 from autopatch_tui.core.repair.workflows import RepairService
 from autopatch_tui.core.repair.workspace import ReviewState
 from autopatch_tui.core.settings import Settings
@@ -17,7 +20,22 @@ class Services:
     manager: MemoryManager
     settings: Settings
     clock: Clock = field(default_factory=SystemClock)
-    review: ReviewState = field(default_factory=ReviewState)  # the open audit (runtime state; /new, /reset end it)
+    review: ReviewState = field(default_factory=ReviewState)  # the open audit (/new, /reset end it)
+
+    def __post_init__(self) -> None:
+        self.review.persist_to(self.manager.repo)  # its drafts are kept in .autopatch-j/ across a restart
+
+    def start_session(self) -> str:
+        """Once, in a worker after the first frame: sweep what a killed patch write left, and restore
+        the saved audit of the active thread. Returns the chat's note about it ("" for none)."""
+        sweep(self.manager.repo)
+        if not self.manager.healthy:  # the audit's thread cannot be known: its file stays for a later start
+            return ""
+        try:
+            thread_id = self.manager.active_thread_id()
+        except (AutopatchError, sqlite3.Error):
+            return ""
+        return self.review.restore(thread_id)
 
     @property
     def chat(self) -> ChatService:

@@ -3,6 +3,7 @@ repair agent's recording tools, and the in-memory audit workspace and review sta
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.agent.source_tools import SourceTools
-from autopatch_tui.core.repair import patching
+from autopatch_tui.core.repair import patch_files
 from autopatch_tui.core.repair.findings import Finding, PatchDraft
 from autopatch_tui.core.repair.patching import (
     MAX_EDIT_CHARS,
@@ -144,14 +145,16 @@ def test_a_failed_write_leaves_the_file_untouched_and_no_temporary(repo: Path, s
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     draft = make_draft(repo, F1, finding_id="F1", old_text="        pass\n", new_text="        raise\n")
 
-    def broken_replace(a: object, b: object) -> None:
-        raise OSError("disk full")
+    def broken_replace(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(patching.os, "replace", broken_replace)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr(patch_files.os, "replace", broken_replace)
+    with pytest.raises(PatchApplyError, match=r"^cannot write pkg/load.py \(no space left on the device\); the file "
+                                              r"is unchanged$"):
         apply_draft(repo, draft)
     assert src.read_text(encoding="utf-8") == SWALLOW
     assert listing(src.parent) == ["load.py"]
+    assert listing(repo / ".autopatch-j" / "tmp") == []
 
 
 def test_crlf_files_keep_their_line_ends(repo: Path) -> None:

@@ -228,7 +228,8 @@ def test_unparseable_files_are_counted_and_skipped(repo: Path, monkeypatch: pyte
     fake = Recorder()
     report = Scanner(repo, [RuffAnalyzer(), fake]).scan()
     assert report.files == 8
-    assert report.unparsed == ["H.java", "b_syntax.py", "c_nul.py", "d_latin1.py", "f_big.py"]
+    assert report.unparsed == ["H.java", "b_syntax.py", "c_nul.py", "d_latin1.py"]
+    assert report.too_large == ["f_big.py"]  # named as over the size limit, not as unparseable
     assert [(f.id, f.path, f.check_id) for f in report.findings] == [
         ("F1", "I.java", "fake.rule"), ("F2", "a_ok.py", "S110"), ("F3", "g_ok.py", "B006")]
     assert fake.calls == [["H.java", "I.java"]]  # a too-large file never reaches an analyzer
@@ -242,6 +243,22 @@ def test_a_file_that_crashes_ruff_is_unparsed_and_the_others_are_still_analyzed(
     report = ruff_scan(repo)
     assert report.unparsed == ["b_deep.py"] and report.errors == []
     assert [(f.path, f.check_id) for f in report.findings] == [("a.py", "S110"), ("c.py", "B006")]
+
+
+def test_files_over_the_size_limit_are_named_with_the_limit(repo: Path) -> None:
+    write(repo, "huge.py", "eval(y)\n" + "# padding\n" * 200_001)  # just over 2 MB
+    with pytest.raises(ScanError) as caught:
+        ruff_scan(repo, ["huge.py"])
+    assert str(caught.value) == ("1 file(s) over the analyzers' size limit of 2 MB were not analyzed: huge.py; nothing "
+                                 "else was left to analyze")
+    write(repo, "small.py", SWALLOW)
+    report = ruff_scan(repo)
+    assert report.too_large == ["huge.py"] and report.unparsed == []
+    from autopatch_tui.core.repair.summary import audit_summary
+    from autopatch_tui.core.repair.workspace import AuditWorkspace
+
+    text = audit_summary(AuditWorkspace.from_report("scan-1", (), report), model=False)
+    assert "1 file(s) over the analyzers' size limit of 2 MB were not analyzed: huge.py." in text
 
 
 def test_a_scope_of_only_unparseable_files_is_a_report_not_an_error(repo: Path) -> None:

@@ -7,6 +7,7 @@ use stand-in binaries."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -91,13 +92,33 @@ def rows(report: ScanReport) -> list[tuple[str, int, str, str]]:
     return [(f.path, f.line, f.check_id, f.tool) for f in report.findings]
 
 
-def test_semgrep_is_installed_with_the_package() -> None:
-    assert find_semgrep() is not None
+def test_semgrep_is_an_extra_that_make_test_installs() -> None:
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))["project"]
+    assert not [d for d in project["dependencies"] if d.startswith("semgrep")]  # the base install has no Semgrep
+    assert [d for d in project["optional-dependencies"]["semgrep"] if d.startswith("semgrep")]
+    assert "'.[test,semgrep]'" in (Path(__file__).parents[2] / "Makefile").read_text("utf-8")
+    assert find_semgrep() is not None  # `make test` installed the extra: the Semgrep tests below run
 
 
-def test_semgrep_audits_a_mixed_repository_and_each_rule_finds_exactly_its_cases(tmp_path: Path) -> None:
+def test_semgrep_audits_a_mixed_repository_and_each_rule_finds_exactly_its_cases(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = mixed_repo(tmp_path)
+    # issue #24 item 4: Semgrep writes nothing into the user's home and runs no git in the repository
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    git_log = tmp_path / "git-calls.log"
+    real_git = shutil.which("git")
+    if real_git is not None:  # a `git` first on PATH that logs where it runs, then runs the real one
+        fake_tool(tmp_path / "spy", "git", f'echo "$(pwd) $*" >> {git_log}\nexec {real_git} "$@"')
+        monkeypatch.setenv("PATH", f"{tmp_path / 'spy' / 'bin'}:{os.environ['PATH']}")
     report = Scanner(repo).scan()
+    assert sorted(p.name for p in home.iterdir()) == []  # no ~/.semgrep/, no semgrep.log
+    calls = git_log.read_text().splitlines() if git_log.exists() else []
+    assert not [c for c in calls if c.startswith(str(repo))], calls
     assert report.analyzers == ["ruff", "semgrep"] and report.errors == []
     assert report.files == 12
     assert report.languages == {"java": 4, "javascript": 2, "typescript": 2, "go": 2, "python": 2}
@@ -137,6 +158,27 @@ def test_semgrep_audits_a_mixed_repository_and_each_rule_finds_exactly_its_cases
     got = {(Path(f.path).name, f.line, f.check_id) for f in report.findings if f.path.startswith("cases/")}
     assert got == expected
     assert set(kinds) == set(rule_ids()) and all(k == {"ruleid", "ok"} for k in kinds.values()), kinds
+
+
+def test_without_semgrep_an_audit_says_in_one_line_how_to_add_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopatch_tui.core.repair.analyzers import semgrep as semgrep_module
+    from autopatch_tui.core.repair.scanner import ScanError
+    from autopatch_tui.core.repair.summary import audit_summary
+    from autopatch_tui.core.repair.workspace import AuditWorkspace
+
+    monkeypatch.setattr(semgrep_module, "find_semgrep", lambda: None)  # the base install: no Semgrep
+    repo = make_git_repo(tmp_path / "r")
+    write(repo, "A.java", "class A {}\n")
+    hint = "semgrep is not installed; add it with: pip install 'autopatch-tui[semgrep]'"
+    with pytest.raises(ScanError) as caught:
+        Scanner(repo).scan()
+    assert str(caught.value) == f"no analyzer could run: {hint}; 1 file(s) were not analyzed"
+    write(repo, "tools/x.py", SWALLOW)
+    report = Scanner(repo).scan()
+    text = audit_summary(AuditWorkspace.from_report("scan-1", (), report), model=False)
+    assert [line for line in text.splitlines() if "semgrep" in line] == [
+        f"Not analyzed: {hint}; 1 file(s) were not analyzed."]
 
 
 def test_the_rule_pack_is_package_data_next_to_the_adapter() -> None:

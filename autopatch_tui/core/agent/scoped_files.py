@@ -19,7 +19,7 @@ from autopatch_tui.core.agent.source_tools import (
     SourceToolError,
     SourceTools,
 )
-from autopatch_tui.core.confine import ConfinementError, is_regular, read_regular
+from autopatch_tui.core.confine import ConfinementError, is_regular, kind_of, read_regular, resolve_inside
 from autopatch_tui.core.llm.tokens import estimate_tokens
 
 MAX_FILES = 200  # files looked at per request, whatever the budget
@@ -54,9 +54,10 @@ def _candidates(tools: SourceTools, scope: list[str]) -> tuple[list[Path], int]:
         if _refused(target.relative_to(tools.repo)):
             refused += 1
             continue
-        if is_regular(target):
+        kind = kind_of(target)
+        if kind == "file":
             seen.setdefault(target)
-        elif target.is_dir():
+        elif kind == "dir":
             for dirpath, dirnames, filenames in os.walk(target):
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
                 for name in sorted(filenames):
@@ -73,9 +74,9 @@ def _candidates(tools: SourceTools, scope: list[str]) -> tuple[list[Path], int]:
 def _read(tools: SourceTools, path: Path) -> tuple[str, str] | None:
     """(repo-relative path, line-numbered text), or None when it may not or cannot be read."""
     try:
-        resolved = path.resolve()
+        resolved = resolve_inside(path)
         rel = resolved.relative_to(tools.repo)
-    except (OSError, ValueError):  # a symlink out of the repository
+    except (ConfinementError, ValueError):  # a loop, or a symlink out of the repository
         return None
     if _refused(rel) or not is_regular(resolved):  # a FIFO, socket or device would block the read
         return None

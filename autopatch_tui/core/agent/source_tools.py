@@ -19,6 +19,8 @@ from autopatch_tui.core.confine import (
     allowed_entry,
     confine,
     is_regular,
+    kind_of,
+    read_confined,
     read_regular,
     refused_name,
 )
@@ -50,15 +52,11 @@ class SourceTools:
             raise SourceToolError(str(exc)) from None
 
     def read_file(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
-        target = self.resolve(path)
-        if not target.exists():
-            raise SourceToolError("no such file")
         try:  # a FIFO, socket or device is refused before it is opened for reading (it could block)
-            text = read_regular(target, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+            target, data = read_confined(self.repo, path, MAX_FILE_BYTES)
         except ConfinementError as exc:
             raise SourceToolError(str(exc)) from None
-        except OSError as exc:
-            raise SourceToolError(f"cannot read that file ({type(exc).__name__})") from None
+        text = data.decode("utf-8", errors="replace")
         lines = text.splitlines()
         start = max(1, int(start_line))
         end = min(len(lines), int(end_line) if end_line else start + MAX_READ_LINES - 1, start + MAX_READ_LINES - 1)
@@ -69,13 +67,17 @@ class SourceTools:
 
     def list_files(self, path: str = ".") -> str:
         target = self.resolve(path or ".")
-        if not target.is_dir():
+        if kind_of(target) != "dir":
             raise SourceToolError("not a directory")
+        try:
+            children = sorted(target.iterdir(), key=lambda p: p.name)
+        except OSError:
+            raise SourceToolError("that directory cannot be listed") from None
         entries = []
-        for child in sorted(target.iterdir(), key=lambda p: p.name):
+        for child in children:
             if child.name in SKIPPED_DIRS or not allowed_entry(self.repo, child):
                 continue
-            entries.append(child.name + ("/" if child.is_dir() else ""))
+            entries.append(child.name + ("/" if kind_of(child) == "dir" else ""))
             if len(entries) >= MAX_LIST_ENTRIES:
                 entries.append("[... more entries omitted ...]")
                 break
@@ -123,7 +125,7 @@ class SourceTools:
             rx = regex.compile(pattern)
         except (regex.error, ValueError, OverflowError, RecursionError):
             rx = regex.compile(regex.escape(pattern))
-        if root.is_file():
+        if kind_of(root) != "dir":
             walk: list[tuple[str, list[str], list[str]]] = [(str(root.parent), [], [root.name])]
         else:
             walk = os.walk(root)  # type: ignore[assignment]

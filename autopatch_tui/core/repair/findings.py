@@ -40,3 +40,4 @@ class PatchDraft:
     new_text: str
     diff: str
     revision: int = 1  # 1 for the first draft; +1 each accepted `patch_revise`
+    base_digest: str = ""  # sha256 of the file text the diff was made against (a restart re-checks it)

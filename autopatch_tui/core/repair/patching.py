@@ -6,7 +6,10 @@ the finding's current file, its new text differs, and the patched file still par
 parser for its language (`syntax.py`: Python's `ast`, tree-sitter for the others) — unless it did
 not parse before the draft either. Applying re-checks the file (it may have
 changed since the draft) and replaces it through a temporary file and `os.replace`, keeping the
-file's mode; a refused apply leaves the file untouched.
+file's mode (`patch_files`: the temporary file lives in `.autopatch-j/tmp/`, so a crash leaves no
+trace beside the source); a refused apply leaves the file untouched. Every path goes through the
+one confinement check (`core.confine`): a loop, a NUL byte or an over-long path is a `DraftError`
+or `PatchApplyError`, never a raw `RuntimeError`/`ValueError`/`OSError`.
 
 Files are read and written without newline translation: everything outside the replaced text stays
 byte for byte as it was (a CRLF file keeps its CRLF line ends). The model sees files with `\n` line
@@ -16,17 +19,26 @@ ends (`read_file`), so in a CRLF file an edit whose `\n` text does not occur is 
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autopatch_tui.core.agent.source_tools import SourceToolError, SourceTools
+from autopatch_tui.core.agent.source_tools import MAX_FILE_BYTES
+from autopatch_tui.core.confine import (
+    NO_SUCH_FILE,
+    ConfinementError,
+    FileTooLargeError,
+    NotRegularFileError,
+    read_confined,
+    shown,
+)
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.findings import Finding, PatchDraft
+from autopatch_tui.core.repair.patch_files import PatchWriteError, replace_file
 from autopatch_tui.core.repair.syntax import NoParserError, draft_breaks_syntax
 
 MAX_EDIT_CHARS = 20_000
+MAX_PATCHED_FILE_BYTES = MAX_FILE_BYTES  # what `read_file` shows the model, and what the analyzers read
 
 
 class DraftError(AutopatchError):
@@ -41,17 +53,28 @@ class PatchApplyError(AutopatchError):
     """A pending patch cannot be applied to the file as it is now."""
 
 
-def _read(tools: SourceTools, rel: str) -> tuple[Path, str]:
+def digest(text: str) -> str:
+    """The fingerprint of a file's text a draft was made against (`PatchDraft.base_digest`)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _read(repo: Path, rel: str) -> tuple[Path, str]:
+    """The confined file and its text (no newline translation); `DraftError` for everything else."""
     try:
-        target = tools.resolve(rel)
-    except SourceToolError as exc:
-        raise DraftError(str(exc)) from None
-    if not target.is_file():
-        raise DraftError(f"{rel} is not a file")
+        target, data = read_confined(repo.resolve(), rel, MAX_PATCHED_FILE_BYTES)
+    except FileTooLargeError:
+        raise DraftError(f"{shown(rel)} is larger than {MAX_PATCHED_FILE_BYTES // 1_000_000} MB, the limit for "
+                         "patched files") from None
+    except NotRegularFileError:
+        raise DraftError(f"{shown(rel)} is not a file") from None
+    except ConfinementError as exc:
+        if str(exc) == NO_SUCH_FILE:
+            raise DraftError(f"{shown(rel)} is not a file (it does not exist)") from None
+        raise DraftError(f"{shown(rel)}: {exc}") from None
     try:
-        return target, target.read_bytes().decode("utf-8")  # no newline translation
-    except (OSError, UnicodeDecodeError):
-        raise DraftError(f"{rel} cannot be read as UTF-8 text") from None
+        return target, data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DraftError(f"{shown(rel)} cannot be read as UTF-8 text") from None
 
 
 def _lines(text: str) -> list[str]:
@@ -94,14 +117,18 @@ def make_draft(repo: Path, finding: Finding, *, finding_id: str, old_text: str, 
         raise DraftError("new_text equals old_text: nothing would change")
     if len(old_text) > MAX_EDIT_CHARS or len(new_text) > MAX_EDIT_CHARS:
         raise DraftError(f"an edit is limited to {MAX_EDIT_CHARS} characters")
-    _, current = _read(SourceTools(repo), finding.path)
+    try:
+        new_text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DraftError("new_text is not valid text (it holds a lone surrogate)") from None
+    _, current = _read(repo, finding.path)
     old_text, new_text, count = _match(current, old_text, new_text)
     if count != 1:
         raise DraftError(f"old_text occurs {count} times in {finding.path}; it must occur exactly once")
     after = current.replace(old_text, new_text, 1)
     check_syntax(finding.path, current, after)
     return PatchDraft(finding.id, finding.path, old_text, new_text, unified_diff(finding.path, current, after),
-                      revision)
+                      revision, digest(current))
 
 
 def check_syntax(path: str, before: str, after: str) -> None:
@@ -155,32 +182,29 @@ def rebase_draft(draft: PatchDraft, current: str) -> PatchDraft | None:
             return None
     except NoParserError:
         return None
-    return PatchDraft(draft.finding_id, draft.path, draft.old_text, draft.new_text,
-                      unified_diff(draft.path, current, after), draft.revision)
+    return replace(draft, diff=unified_diff(draft.path, current, after), base_digest=digest(current))
 
 
 def read_text(repo: Path, rel: str) -> str:
     """The current text of a repository file (no newline translation); raises DraftError."""
-    return _read(SourceTools(repo), rel)[1]
+    return _read(repo, rel)[1]
 
 
 def apply_draft(repo: Path, draft: PatchDraft) -> Edit:
+    repo = repo.resolve()
     try:
-        target, current = _read(SourceTools(repo), draft.path)
+        target, current = _read(repo, draft.path)
     except DraftError as exc:
         raise PatchApplyError(str(exc)) from None
     if current.count(draft.old_text) != 1:
         raise PatchApplyError(f"{draft.path} changed since the patch was drafted; revise or discard it")
     start = current.index(draft.old_text)
     after = current.replace(draft.old_text, draft.new_text, 1)
-    mode = target.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".autopatch", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(after)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        mode = target.stat().st_mode & 0o7777
+        replace_file(repo, target, after.encode("utf-8"), mode)
+    except PatchWriteError as exc:
+        raise PatchApplyError(str(exc)) from None
+    except OSError as exc:
+        raise PatchApplyError(f"cannot write {draft.path} ({type(exc).__name__}); the file is unchanged") from None
     return Edit.of(current, start, draft.old_text, draft.new_text)

@@ -23,7 +23,7 @@ from autopatch_tui.core.agent.source_tools import (
     SourceToolError,
     SourceTools,
 )
-from autopatch_tui.core.confine import ConfinementError, is_regular, read_regular, refused_name
+from autopatch_tui.core.confine import ConfinementError, is_regular, kind_of, read_regular, refused_name, shown
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.analyzers import SUPPORTED, default_analyzers
 from autopatch_tui.core.repair.analyzers.base import Analyzer, AnalyzerError, ToolFinding
@@ -48,6 +48,14 @@ class ScanReport:
     languages: dict[str, int] = field(default_factory=dict)  # files per language
     analyzers: list[str] = field(default_factory=list)  # the analyzers that ran
     errors: list[str] = field(default_factory=list)  # one line per analyzer that could not run
+    too_large: list[str] = field(default_factory=list)  # files over MAX_FILE_BYTES: never given to an analyzer
+    notes: list[str] = field(default_factory=list)  # what an analyzer skipped (e.g. Ruff settings outside)
+
+
+def too_large_text(files: Sequence[str]) -> str:
+    shown_files = ", ".join(files[:5]) + (" …" if len(files) > 5 else "")
+    return (f"{len(files)} file(s) over the analyzers' size limit of {MAX_FILE_BYTES // 1_000_000} MB were not "
+            f"analyzed: {shown_files}")
 
 
 def to_finding(fid: str, t: ToolFinding) -> Finding:
@@ -67,16 +75,16 @@ class Scanner:
             try:
                 target = self.tools.resolve(rel)
             except SourceToolError as exc:
-                raise ScanError(f"cannot scan {rel!r}: {exc}") from None
-            if not target.exists():
-                raise ScanError(f"cannot scan {rel!r}: no such file or folder in the repository")
+                raise ScanError(f"cannot scan {shown(rel)}: {exc}") from None
+            if kind_of(target) is None:
+                raise ScanError(f"cannot scan {shown(rel)}: no such file or folder in the repository")
             roots.append(target)
         return roots
 
     def _files(self, roots: list[Path]) -> list[Path]:
         seen: dict[Path, None] = {}
         for root in roots:
-            if not root.is_dir():
+            if kind_of(root) != "dir":
                 if language_of(root.name) and is_regular(root):
                     seen[root] = None
                 continue
@@ -111,8 +119,11 @@ class Scanner:
             try:
                 too_big = f.stat().st_size > MAX_FILE_BYTES
             except OSError:
-                too_big = True
-            (report.unparsed if too_big else readable).append(rel)
+                report.unparsed.append(rel)
+                continue
+            (report.too_large if too_big else readable).append(rel)
+        if not readable and report.too_large:
+            raise ScanError(f"{too_large_text(report.too_large)}; nothing else was left to analyze")
         hits: dict[tuple[str, int, int, str], ToolFinding] = {}
         covered = {lang for a in self.analyzers for lang in a.languages}
         uncovered = sorted({rel for rel in readable if language_of(rel) not in covered})
@@ -129,6 +140,7 @@ class Scanner:
                 report.errors.append(f"{exc}; {len(mine)} file(s) were not analyzed")
                 continue
             report.analyzers.append(analyzer.name)
+            report.notes.extend(n for n in analysis.notes if n not in report.notes)
             unparsed = set(analysis.unparsed)
             if PYTHON not in analyzer.languages:  # Ruff reports syntax errors itself; the others may not
                 unparsed |= self._unparseable(mine)

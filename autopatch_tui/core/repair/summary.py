@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from autopatch_tui.core.repair.findings import PatchDraft
 from autopatch_tui.core.repair.languages import counts_text
+from autopatch_tui.core.repair.scanner import too_large_text
 from autopatch_tui.core.repair.workspace import (
     APPLIED,
     DISCARDED,
@@ -64,6 +65,10 @@ def audit_summary(ws: AuditWorkspace, *, reviewed_now: int | None = None, model:
                                                          else "") + "."]
     for error in report.errors:
         lines.append(f"Not analyzed: {error}.")
+    if report.too_large:
+        lines.append(too_large_text(report.too_large) + ".")
+    for note in report.notes:
+        lines.append(f"{note}.")
     if dropped_patches:
         lines.append(f"This audit replaced the previous one; its {dropped_patches} pending patch(es) were not applied.")
     if report.unparsed:

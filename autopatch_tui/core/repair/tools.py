@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autopatch_tui.core.agent.source_tools import SourceToolError, SourceTools
+from autopatch_tui.core.agent.source_tools import MAX_FILE_BYTES, SourceToolError, SourceTools
 from autopatch_tui.core.agent.tools import MEMORY_TOOLS, SOURCE_TOOLS, ToolBox, _fn
+from autopatch_tui.core.confine import ConfinementError, read_confined
 from autopatch_tui.core.repair.patching import DraftError, make_draft
 from autopatch_tui.core.repair.workspace import AuditWorkspace, WorkspaceError
 
@@ -77,7 +78,11 @@ class RepairToolBox(ToolBox):
         rel = target.relative_to(self.source.repo).as_posix()
         if rel not in self.review_paths:
             raise SourceToolError(f"{rel} is not one of the reviewed files")
-        lines = target.read_text(encoding="utf-8", errors="replace").count("\n") + 1
+        try:  # never a FIFO swapped in since the scan (it would block the read)
+            _, data = read_confined(self.source.repo, rel, MAX_FILE_BYTES)
+        except ConfinementError as exc:
+            raise SourceToolError(f"{rel}: {exc}") from None
+        lines = data.decode("utf-8", errors="replace").count("\n") + 1
         if not 1 <= line <= lines:
             raise SourceToolError(f"line {line} is outside 1..{lines}")
         message = " ".join(message.split())[:MAX_REPORT_MESSAGE]

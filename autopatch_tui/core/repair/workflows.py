@@ -147,7 +147,7 @@ class RepairService:
                     progress: Callable[[str], None], callbacks: AgentCallbacks | None, since: int) -> str:
         progress("scanning…")
         report = self.scanner().scan(scope)  # ScanError: no workspace, the turn fails
-        ws = AuditWorkspace.from_report(new_id("scan"), scope, report)
+        ws = AuditWorkspace.from_report(new_id("scan"), scope, report, thread_id=handle.thread_id)
         # the session's current audit — unless /new or /reset ran since the request began: then the
         # request keeps its workspace to itself and the new thread starts without an open audit
         previous = self.review.workspace

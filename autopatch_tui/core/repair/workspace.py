@@ -1,22 +1,32 @@
-"""The audit workspace: the review/runtime state of one `code_audit`, held in memory only.
+"""The audit workspace: the review/runtime state of one `code_audit`.
 
 It holds the findings, each finding's state (`open` → `patched` | `failed`, then `applied` or
 `discarded` for a patched one; a patched one becomes `stale` when applying another patch changed
 its text) and the current patch draft. An applied patch carries its verification (the analyzer's
 re-run on the changed file): resolved, still present, or unverified. `/new` and `/reset` end it; the
 project's Memory never stores it (repair turns store only their stable summaries). All methods
-are thread-safe: a workflow runs in a worker thread while the UI reads."""
+are thread-safe: a workflow runs in a worker thread while the UI reads.
+
+The session's current audit is also kept on disk (`drafts_file`: `.autopatch-j/audit.json`), saved
+after every change, so its pending patches survive a restart: `ReviewState.restore` reads it back
+for the active thread and re-checks each pending draft against its file — unchanged, re-based on
+the changed file (a fresh diff), or `stale` when its text is gone; apply checks once more."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.repair import drafts_file
 from autopatch_tui.core.repair.findings import Finding, PatchDraft
-from autopatch_tui.core.repair.patching import Edit, rebase_draft
+from autopatch_tui.core.repair.patching import DraftError, Edit, digest, read_text, rebase_draft
 from autopatch_tui.core.repair.scanner import ScanReport
+
+log = logging.getLogger(__name__)
 
 OPEN, PATCHED, FAILED, APPLIED, DISCARDED, STALE = "open", "patched", "failed", "applied", "discarded", "stale"
 RESOLVED, STILL_PRESENT, UNVERIFIED = "resolved", "still present", "unverified"
@@ -43,14 +53,26 @@ class AuditWorkspace:
     report: ScanReport
     reviewed: bool = False  # the zero-finding review ran
     states: dict[str, FindingState] = field(default_factory=dict)
+    thread_id: str = ""  # the thread the audit belongs to (a restart restores it for that thread only)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _listener: Callable[[AuditWorkspace], None] | None = field(default=None, repr=False)
 
     @classmethod
-    def from_report(cls, scan_id: str, scope: tuple[str, ...], report: ScanReport) -> AuditWorkspace:
-        ws = cls(scan_id, scope, report)
+    def from_report(cls, scan_id: str, scope: tuple[str, ...], report: ScanReport,
+                    thread_id: str = "") -> AuditWorkspace:
+        ws = cls(scan_id, scope, report, thread_id=thread_id)
         for f in report.findings:
             ws.states[f.id] = FindingState(f)
         return ws
+
+    def _changed(self) -> None:
+        """After a change, under the lock: the listener (the session's saver) sees every state in order."""
+        if self._listener is not None:
+            self._listener(self)
+
+    def listen(self, listener: Callable[[AuditWorkspace], None] | None) -> None:
+        with self._lock:
+            self._listener = listener
 
     def evidence_key(self, finding_id: str) -> str:
         """`<scan id>:<finding id>`: what a repair turn records (contracts §3.1 `evidence_keys`)."""
@@ -60,6 +82,7 @@ class AuditWorkspace:
         with self._lock:
             for f in findings:
                 self.states[f.id] = FindingState(f)
+            self._changed()
 
     def get(self, finding_id: str) -> FindingState:
         with self._lock:
@@ -84,11 +107,13 @@ class AuditWorkspace:
         with self._lock:
             state = self.get(draft.finding_id)
             state.status, state.draft, state.failure = PATCHED, draft, ""
+            self._changed()
 
     def set_failed(self, finding_id: str, reason: str) -> None:
         with self._lock:
             state = self.get(finding_id)
             state.status, state.failure = FAILED, reason
+            self._changed()
 
     def pending_patch(self, finding_id: str) -> FindingState:
         with self._lock:
@@ -103,6 +128,7 @@ class AuditWorkspace:
         with self._lock:
             state = self.pending_patch(draft.finding_id)
             state.draft = draft
+            self._changed()
 
     def close_patch(self, finding_id: str, status: str,
                     action: Callable[[PatchDraft], object] | None = None) -> FindingState:
@@ -117,12 +143,14 @@ class AuditWorkspace:
                 assert state.draft is not None
                 action(state.draft)
             state.status = status
+            self._changed()
             return state
 
     def set_verification(self, finding_id: str, outcome: str, note: str = "") -> None:
         with self._lock:
             state = self.get(finding_id)
             state.verification, state.verification_note = outcome, note
+            self._changed()
 
     def rebase_after_apply(self, applied_id: str, edit: Edit, current: str) -> tuple[list[str], list[str]]:
         """After `applied_id`'s patch changed its file (now `current`): every other finding of that
@@ -146,16 +174,100 @@ class AuditWorkspace:
                 else:
                     state.draft = draft
                     rebased.append(fid)
+            self._changed()
+        return rebased, stale
+
+    def recheck_drafts(self, repo: Path) -> tuple[list[str], list[str]]:
+        """After a restart: each pending draft against its file as it is now — unchanged, re-based
+        (the file changed, the draft's text still occurs once and the result parses: a fresh diff),
+        or stale. (re-based IDs, stale IDs)."""
+        rebased: list[str] = []
+        stale: list[str] = []
+        with self._lock:
+            for fid, state in self.states.items():
+                if state.status != PATCHED or state.draft is None:
+                    continue
+                try:
+                    current = read_text(repo, state.draft.path)
+                except DraftError:
+                    current = None
+                if current is not None and digest(current) == state.draft.base_digest:
+                    continue
+                draft = rebase_draft(state.draft, current) if current is not None else None
+                if draft is None:
+                    state.status, state.failure = STALE, f"{state.draft.path} changed since the patch was drafted"
+                    stale.append(fid)
+                else:
+                    state.draft = draft
+                    rebased.append(fid)
         return rebased, stale
 
 
 class ReviewState:
-    """The one current audit workspace of an app session (or none)."""
+    """The one current audit workspace of an app session (or none). With `persist_to(repo)` the
+    current audit is saved to `.autopatch-j/audit.json` after every change and `restore` reads it
+    back at the next start."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._workspace: AuditWorkspace | None = None
         self._generation = 0  # +1 at each end(): a request can tell that /new or /reset ran meanwhile
+        self._repo: Path | None = None
+        self.persist_error = ""  # why the current audit's drafts are not kept across a restart ("" = they are)
+
+    def persist_to(self, repo: Path) -> None:
+        """Keep the current audit in `repo`'s `.autopatch-j/` (the app; tests and the CLI keep it in memory)."""
+        self._repo = repo
+
+    def _save(self, ws: AuditWorkspace) -> None:
+        """The listener of the current workspace (called under its lock, so saves keep their order)."""
+        if self._repo is None or self._workspace is not ws:
+            return
+        try:
+            drafts_file.save(self._repo, drafts_file.document(ws.thread_id, ws))
+            self.persist_error = ""
+        except drafts_file.DraftsFileError as exc:
+            if str(exc) != self.persist_error:
+                log.warning("audit drafts not saved: %s", type(exc).__name__)
+            self.persist_error = str(exc)
+
+    def pending_patches(self) -> int:
+        ws = self.workspace
+        return ws.count(PATCHED) if ws is not None else 0
+
+    def restore(self, thread_id: str | None) -> str:
+        """At the start of a session: make the saved audit current again when it belongs to the
+        active thread (a saved audit of another thread ended with it: its file is removed). Returns
+        what the chat says about it ("" when there was nothing to restore)."""
+        if self._repo is None:
+            return ""
+        try:
+            saved = drafts_file.load(self._repo)
+        except drafts_file.DraftsFileError as exc:
+            text = str(exc)
+            return f"{text[:1].upper()}{text[1:]}."
+        if saved is None:
+            return ""
+        if not thread_id or saved.thread_id != thread_id:
+            drafts_file.remove(self._repo)
+            return ""
+        ws = _workspace_of(saved)
+        rebased, stale = ws.recheck_drafts(self._repo)
+        with self._lock:
+            if self._workspace is not None:
+                return ""  # an audit started meanwhile: it is the current one
+            self._workspace = ws
+        ws.listen(self._save)
+        with ws._lock:
+            self._save(ws)
+        pending = ws.count(PATCHED)
+        text = (f"The open audit of {', '.join(ws.scope) or 'the repository'} was restored: {pending} pending "
+                "patch(es)" + (f", {len(stale)} stale" if stale else "") + " (/patch list).")
+        if rebased:
+            text += f" Re-based on files that changed since the drafts: {', '.join(rebased)} (/patch show ID)."
+        if stale:
+            text += f" Stale (their text changed): {', '.join(stale)}; /patch discard ID, then /audit again."
+        return text
 
     @property
     def workspace(self) -> AuditWorkspace | None:
@@ -184,12 +296,36 @@ class ReviewState:
                 return False
             if still_current is not None and not still_current():
                 return False
-            self._workspace = workspace
-            return True
+            previous, self._workspace = self._workspace, workspace
+        if previous is not None:
+            previous.listen(None)
+        workspace.listen(self._save)
+        with workspace._lock:
+            self._save(workspace)
+        return True
 
     def end(self) -> bool:
         """End the current audit (on /new and /reset); True when there was one."""
         with self._lock:
-            had, self._workspace = self._workspace is not None, None
+            ended, self._workspace = self._workspace, None
             self._generation += 1
-            return had
+        if ended is not None:
+            ended.listen(None)
+        if self._repo is not None:
+            drafts_file.remove(self._repo)
+            self.persist_error = ""
+        return ended is not None
+
+
+def _workspace_of(saved: drafts_file.AuditFile) -> AuditWorkspace:
+    r = saved.report
+    report = ScanReport(files=r.files, unparsed=list(r.unparsed), truncated=r.truncated, languages=dict(r.languages),
+                        analyzers=list(r.analyzers), errors=list(r.errors), too_large=list(r.too_large),
+                        notes=list(r.notes))
+    ws = AuditWorkspace(saved.scan_id, tuple(saved.scope), report, reviewed=saved.reviewed, thread_id=saved.thread_id)
+    for s in saved.states:
+        finding = drafts_file.finding_of(s.finding)
+        ws.states[finding.id] = FindingState(finding, s.status, drafts_file.draft_of(s.draft), s.failure,
+                                             s.verification, s.verification_note)
+    report.findings = [s.finding for s in ws.states.values() if s.finding.origin == "scanner"]
+    return ws

@@ -12,7 +12,14 @@ a conflict that overlap the target's own items by subject come as topic candidat
 
 `reorg_status` says how many candidates were organized: `reorganized: N of N candidates`, or
 `error: <category>: K of N candidates organized` when a chunk failed or another process held the
-target's consolidation (`busy`)."""
+target's consolidation (`busy`).
+
+A merge interrupted during organize (a kill at any step) is finished by running the merge again:
+the work is found from the candidates, not from the job IDs the merge started with — every
+candidate this merge queued (conflict and topic candidates carry the source's name, and sit in
+thread-less consolidation jobs: the organize job, the topic job, their chunk jobs and retries),
+so chunk jobs split off before the kill are run too and the counts cover the whole merge. A
+chunk still leased by the killed process is `busy` until its lease expires."""
 
 from __future__ import annotations
 
@@ -34,6 +41,26 @@ from autopatch_tui.core.stores.topic_merge import queue_topic_candidates
 
 log = logging.getLogger(__name__)
 TOPIC_RELATED_ITEMS = 64  # related items a chunk may offer in all (holders first), within capacity
+
+
+def merge_work(conn: sqlite3.Connection, source: str) -> tuple[set[str], set[str]]:
+    """(every candidate the merge of `source` queued for organize, the jobs of them still to run)."""
+    rows = conn.execute(
+        "SELECT c.id, j.id AS job, j.status FROM memory_candidates c JOIN memory_jobs j"
+        " ON j.id = c.consolidation_job_id WHERE c.origin_store = ? AND j.kind = 'consolidation'"
+        " AND j.thread_id IS NULL AND j.parent_job_id IS NULL", (source,)).fetchall()
+    open_jobs = {r["job"] for r in rows if r["status"] in ("pending", "retry_wait", "leased")}
+    return {r["id"] for r in rows}, open_jobs
+
+
+def _earlier_failure(conn: sqlite3.Connection, cands: set[str]) -> str | None:
+    """The failure category of a job of these candidates that failed before this run."""
+    if not cands:
+        return None
+    row = conn.execute(
+        f"SELECT j.failure_category FROM memory_jobs j JOIN memory_candidates c ON c.consolidation_job_id = j.id"
+        f" WHERE j.status = 'failed' AND c.id IN ({','.join('?' * len(cands))}) LIMIT 1", tuple(cands)).fetchone()
+    return (row[0] or "failed") if row is not None else None
 
 
 def _candidate_ids(conn: sqlite3.Connection, jobs: set[str]) -> set[str]:
@@ -87,6 +114,10 @@ def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: M
             if topic is not None:
                 wanted.add(topic)
         cands = _candidate_ids(conn, wanted)
+        if source is not None:  # the whole merge's work, also what a killed earlier run left behind
+            everything, still_open = merge_work(conn, source)
+            cands |= everything
+            wanted |= still_open
         if not cands:
             return "empty"
         done: set[str] = set()
@@ -100,6 +131,7 @@ def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: M
             if outcome.status not in ("succeeded", "succeeded_no_output"):
                 failures.append(outcome.category or outcome.status)
         organized = _organized(conn, cands)
+        earlier = _earlier_failure(conn, cands)
         runner.refresh_summary()
     finally:  # also when a signal (`Terminated`) or an error ends a step: no job is left leased
         if runner is not None:
@@ -111,4 +143,6 @@ def organize_jobs(target_db: Path, jobs: list[str], settings: Settings, model: M
         return f"error: {failures[0]}: {organized} of {total} candidates organized"
     if not wanted <= done:  # another process was consolidating: the candidates stay queued for it
         return f"error: busy: {organized} of {total} candidates organized"
+    if earlier is not None:  # a chunk failed in an earlier run: `memory retry JOB_ID` brings it back
+        return f"error: {earlier}: {organized} of {total} candidates organized"
     return f"reorganized: {organized} of {total} candidates"

@@ -143,6 +143,7 @@ class ChatScreen(AppScreen):
             diag = self.services.manager.store.health.diagnostic or "unknown"
             await self.log_view.add_note(f"Memory is degraded: {diag}. Open the Memory browser (F4) to export or "
                                          "clear it.", level="error")
+            self.run_worker(self._start_session, thread=True, group="session", exit_on_error=False)
 
     # --- live state ---------------------------------------------------------------------
     def _show_counts(self, counts: tuple[int, int, int, int]) -> None:
@@ -159,9 +160,16 @@ class ChatScreen(AppScreen):
         self.query_one(StatusBar).busy = text
 
     # --- history at start ---------------------------------------------------------------
+    def _start_session(self) -> None:
+        """The saved audit comes back (its pending patches), and a killed patch write's leftover goes."""
+        note = self.services.start_session()
+        if note:
+            self.app.call_from_thread(self.log_view.add_note, note)
+
     def _load_recent(self) -> None:
         turns = self.services.manager.recent_turns(RECENT_TURNS)
         self.app.call_from_thread(self._show_recent, turns)
+        self._start_session()  # its note comes under the turns it continues
 
     async def _show_recent(self, turns: list[TurnInfo]) -> None:
         if not turns and self.services.manager.healthy:
@@ -214,7 +222,7 @@ class ChatScreen(AppScreen):
             if command.name in ("explain", "chat"):
                 await self.send(command.rest, "code_explain" if command.name == "explain" else "general_chat")
                 return
-            await self.commands.run(command)
+            await self.commands.run(command, text)
             return
         await self.send(text, None)
 

@@ -6,17 +6,21 @@ An adapter runs a real tool as a subprocess with machine-readable output, maps t
 crashes, times out, prints too much or prints something unreadable. The scanner turns that error
 into a line of the audit summary and goes on with the other analyzers.
 
-`run_tool` bounds the run in time (the whole process group is killed at the deadline) and in
-output (stdout goes to a temporary file whose size is watched while the tool runs). The child gets
-no standard input and an environment without this app's or a model provider's settings (no API
-key reaches an analyzer)."""
+`run_tool` bounds the run in time (the whole process group is killed at the deadline), in memory
+(`RLIMIT_AS`, set in the child by a small exec step before it becomes the tool: an allocation past
+it fails, and the tool ends with an error instead of taking the machine) and in output (stdout goes to a temporary
+file whose size is watched while the tool runs). The child gets no standard input and an
+environment without this app's or a model provider's settings (no API key reaches an analyzer)."""
 
 from __future__ import annotations
 
 import os
 import re
+import resource
+import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -60,6 +64,7 @@ class ToolFinding:
 class Analysis:
     findings: list[ToolFinding] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)  # files the tool could not parse or analyze
+    notes: list[str] = field(default_factory=list)  # one line each for the audit summary (safe, escaped)
 
 
 class Analyzer(Protocol):
@@ -101,12 +106,41 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
+# Run first in the child, then replaced by the tool (same process, same group): it sets the limit
+# and executes the tool. A small exec step instead of `preexec_fn`, which is not safe in a process
+# with threads (the app's workers) — it runs Python code between fork and exec.
+_LIMIT_AND_EXEC = (
+    "import os, resource, sys\n"
+    "n = int(sys.argv[1])\n"
+    "resource.setrlimit(resource.RLIMIT_AS, (n, n))\n"
+    "try:\n"
+    "    os.execv(sys.argv[2], sys.argv[2:])\n"
+    "except OSError as e:\n"
+    "    sys.stderr.write('cannot start: ' + (e.strerror or type(e).__name__) + '\\n')\n"
+    "    sys.exit(127)\n"
+)
+
+
+def limited(argv: Sequence[str], limit: int, env: Mapping[str, str]) -> list[str]:
+    """`argv` run under an address-space limit of `limit` bytes (at most the hard limit this
+    process has); inherited by the tool's own children. `FileNotFoundError` when the tool is not
+    there (the caller says it is not installed)."""
+    tool = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    if tool is None or not os.path.isfile(tool):
+        raise FileNotFoundError(argv[0])
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+    return [sys.executable, "-I", "-S", "-c", _LIMIT_AND_EXEC, str(cap), tool, *argv[1:]]
+
+
 def run_tool(name: str, argv: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[str, str] | None = None,
-             max_output: int = MAX_OUTPUT_BYTES) -> ToolOutput:
+             max_output: int = MAX_OUTPUT_BYTES, memory_limit: int | None = None) -> ToolOutput:
+    child_env = dict(env) if env is not None else tool_env()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    env=dict(env) if env is not None else tool_env(), start_new_session=True)
+            command = limited(argv, memory_limit, child_env) if memory_limit else list(argv)
+            proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    env=child_env, start_new_session=True)
         except FileNotFoundError:
             raise AnalyzerError(f"{name} is not installed ({argv[0]} was not found)") from None
         except OSError as exc:
@@ -133,19 +167,28 @@ def run_tool(name: str, argv: Sequence[str], *, cwd: Path, timeout: float, env: 
     return ToolOutput(proc.returncode, stdout, stderr)
 
 
-def failed(name: str, output: ToolOutput) -> AnalyzerError:
+def failed(name: str, output: ToolOutput, memory_limit: int | None = None) -> AnalyzerError:
     code = output.returncode
     how = f"was killed by signal {-code}" if code < 0 else f"failed (exit {code})"
+    if memory_limit and _out_of_memory(output.stderr):
+        return AnalyzerError(f"{name} ran out of memory (its limit is {memory_limit >> 20} MB)"
+                             + (f": {output.stderr}" if output.stderr else ""))
     return AnalyzerError(f"{name} {how}" + (f": {output.stderr}" if output.stderr else ""))
 
 
-def file_args(files: Sequence[str]) -> Iterator[list[str]]:
-    """The file arguments in chunks of at most MAX_ARGV_CHARS; each as `./path`, so a file named
-    `-x.py` is never read as an option."""
+def _out_of_memory(stderr: str) -> bool:
+    text = stderr.lower()
+    return any(w in text for w in ("memory allocation", "out of memory", "cannot allocate", "memoryerror",
+                                   "failed to allocate"))
+
+
+def file_args(files: Sequence[str], base: Path | None = None) -> Iterator[list[str]]:
+    """The file arguments in chunks of at most MAX_ARGV_CHARS; each as `./path` (or, with `base`, as
+    the absolute `base/path`), so a file named `-x.py` is never read as an option."""
     chunk: list[str] = []
     size = 0
     for f in files:
-        arg = f"./{f}"
+        arg = str(base / f) if base is not None else f"./{f}"
         if chunk and size + len(arg) + 1 > MAX_ARGV_CHARS:
             yield chunk
             chunk, size = [], 0

@@ -2,7 +2,12 @@
 this package ships (`autopatch_tui/core/repair/rules/*.yml`).
 
 Offline and private: `--metrics=off`, `--disable-version-check`, local rule files only (no
-registry, no login), and the environment carries no app or provider settings. `nosemgrep`
+registry, no login), and the environment carries no app or provider settings. Semgrep writes its
+settings and log under `$HOME/.semgrep/` and runs `git ls-remote --get-url` in its working folder
+on every scan, so each run gets a private temporary folder as `HOME` (its settings, log and cache
+go there and are removed after the run) and as its working folder, with the repository's files
+named by absolute path: nothing is written to the user's home and no git command runs in the
+user's repository. The run is bounded in time and in memory (`RLIMIT_AS`). `nosemgrep`
 comments are honoured (Semgrep's default). Rule IDs are kept as written in the rule files
 (`--no-rewrite-rule-ids`): `java.weak-md5`, never a path-derived prefix. A target Semgrep reports
 as unparseable (or too slow to analyze) is listed as unparsed, not as a finding."""
@@ -13,6 +18,7 @@ import json
 import re
 import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -41,6 +47,8 @@ RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 RULE_FILES = {JAVA: "java.yml", JAVASCRIPT: "javascript.yml", TYPESCRIPT: "javascript.yml",
               TSX: "javascript.yml", GO: "go.yml"}
 PER_FILE_RULE_SECONDS = 5  # semgrep's own per-rule, per-file bound
+SEMGREP_MEMORY_LIMIT = 16 << 30  # address space (RLIMIT_AS): jsoup needs ~4.4 GiB (docs/repair.md)
+INSTALL_HINT = "semgrep is not installed; add it with: pip install 'autopatch-tui[semgrep]'"
 _SEVERITY = {"ERROR": ERROR, "WARNING": WARNING, "INFO": INFO}
 _ID_LINE = re.compile(r"^\s*-\s+id:\s*([A-Za-z0-9_.-]+)\s*$", re.MULTILINE)
 
@@ -59,6 +67,23 @@ def find_semgrep() -> str | None:
     return shutil.which("semgrep")
 
 
+def private_env(folder: Path) -> tuple[dict[str, str], Path]:
+    """The environment and working folder of one Semgrep run, all inside the private `folder`: its
+    home, configuration, cache, settings file and log; metrics and version checks off; git never
+    looks above the working folder (so `git ls-remote` there finds no repository)."""
+    work = folder / "work"
+    work.mkdir(mode=0o700)
+    env = tool_env({
+        "HOME": str(folder), "XDG_CONFIG_HOME": str(folder / "config"), "XDG_CACHE_HOME": str(folder / "cache"),
+        "SEMGREP_SETTINGS_FILE": str(folder / "settings.yml"), "SEMGREP_LOG_FILE": str(folder / "semgrep.log"),
+        "SEMGREP_SEND_METRICS": "off", "SEMGREP_ENABLE_VERSION_CHECK": "0",
+        "GIT_CEILING_DIRECTORIES": str(folder), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
+    })
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "SEMGREP_APP_TOKEN", "SEMGREP_REPO_URL"):
+        env.pop(key, None)
+    return env, work
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -68,10 +93,11 @@ class SemgrepAnalyzer:
     languages = frozenset(RULE_FILES)
 
     def __init__(self, *, binary: str | None = None, rules_dir: Path = RULES_DIR,
-                 timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_SECONDS, memory_limit: int | None = SEMGREP_MEMORY_LIMIT) -> None:
         self.binary = binary
         self.rules_dir = rules_dir
         self.timeout = timeout
+        self.memory_limit = memory_limit
 
     def configs(self, files: Sequence[str]) -> list[Path]:
         names = dict.fromkeys(RULE_FILES[lang] for f in files if (lang := language_of(f)) in RULE_FILES)
@@ -92,19 +118,21 @@ class SemgrepAnalyzer:
             return result
         binary = self.binary or find_semgrep()
         if binary is None:
-            raise AnalyzerError("semgrep is not installed (pip install semgrep)")
-        env = tool_env({"SEMGREP_SEND_METRICS": "off", "SEMGREP_ENABLE_VERSION_CHECK": "0"})
-        for chunk in file_args(files):
-            output = run_tool(NAME, self.argv(binary, configs, chunk), cwd=repo, timeout=self.timeout, env=env)
-            try:
-                data = json.loads(output.stdout)
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                raise (failed(NAME, output) if output.returncode else
-                       AnalyzerError("semgrep printed output that is not JSON")) from None
-            if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-                raise failed(NAME, output) if output.returncode else AnalyzerError(
-                    "semgrep printed JSON of an unexpected shape")
-            self._parse(repo, data, result)
+            raise AnalyzerError(INSTALL_HINT)
+        with tempfile.TemporaryDirectory(prefix="autopatch-semgrep-") as private:
+            env, cwd = private_env(Path(private))
+            for chunk in file_args(files, base=repo):
+                output = run_tool(NAME, self.argv(binary, configs, chunk), cwd=cwd, timeout=self.timeout, env=env,
+                                  memory_limit=self.memory_limit)
+                try:
+                    data = json.loads(output.stdout)
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    raise (failed(NAME, output, self.memory_limit) if output.returncode else
+                           AnalyzerError("semgrep printed output that is not JSON")) from None
+                if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+                    raise failed(NAME, output, self.memory_limit) if output.returncode else AnalyzerError(
+                        "semgrep printed JSON of an unexpected shape")
+                self._parse(repo, data, result)
         result.unparsed = sorted(set(result.unparsed))
         return result
 

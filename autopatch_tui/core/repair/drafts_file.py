@@ -1,0 +1,200 @@
+"""The open audit's drafts on disk: `<repo>/.autopatch-j/audit.json`, so pending patches survive a
+restart (issue #20 item 4).
+
+Like every file of ours under `.autopatch-j/` (contracts §1): private (0600 in a 0700 folder),
+written atomically (a temporary file and a rename, relative to the folder's descriptor), never
+through a link — a symlink on the way, or a file with a second hard link, is not read — and
+bounded (MAX_BYTES; a larger audit is not kept and the app says so). The file holds the audit's
+findings, their states and drafts, the thread it belongs to, and for each draft the fingerprint of
+the file text it was made against; it is validated (pydantic, every field bounded) when read back.
+It is runtime state of one audit, not Memory: `/new` and `/reset` remove it, and it is never read
+by Memory or sent to a model."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from autopatch_tui.core.errors import AutopatchError, UnsafePathError
+from autopatch_tui.core.paths import StorePaths, open_dir, write_private_text
+from autopatch_tui.core.repair.findings import Finding, PatchDraft
+
+FILE_NAME = "audit.json"
+FORMAT = "autopatch-audit"
+VERSION = 1
+MAX_BYTES = 16 << 20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+Text = Annotated[str, Field(max_length=100_000)]
+Short = Annotated[str, Field(max_length=4_000)]
+
+
+class DraftsFileError(AutopatchError):
+    """The drafts file cannot be written or read; the message is safe to show."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class FindingModel(_Strict):
+    id: Annotated[str, Field(pattern=r"^F[0-9]{1,5}$")]
+    path: Short
+    line: Annotated[int, Field(ge=1)]
+    check_id: Annotated[str, Field(max_length=200)]
+    message: Short
+    origin: Literal["scanner", "review"]
+    tool: Annotated[str, Field(max_length=40)]
+    severity: Annotated[str, Field(max_length=20)]
+    url: Short
+    column: Annotated[int, Field(ge=0)]
+    end_line: Annotated[int, Field(ge=0)]
+    end_column: Annotated[int, Field(ge=0)]
+
+
+class DraftModel(_Strict):
+    finding_id: Annotated[str, Field(pattern=r"^F[0-9]{1,5}$")]
+    path: Short
+    old_text: Text
+    new_text: Text
+    diff: Annotated[str, Field(max_length=400_000)]
+    revision: Annotated[int, Field(ge=1)]
+    base_digest: Annotated[str, Field(pattern=r"^([0-9a-f]{64})?$")]
+
+
+class StateModel(_Strict):
+    finding: FindingModel
+    status: Literal["open", "patched", "failed", "applied", "discarded", "stale"]
+    draft: DraftModel | None
+    failure: Short
+    verification: Annotated[str, Field(max_length=40)]
+    verification_note: Short
+
+
+class ReportModel(_Strict):
+    files: Annotated[int, Field(ge=0)]
+    unparsed: Annotated[list[Short], Field(max_length=10_000)]
+    truncated: bool
+    languages: dict[str, int]
+    analyzers: Annotated[list[Short], Field(max_length=20)]
+    errors: Annotated[list[Short], Field(max_length=50)]
+    too_large: Annotated[list[Short], Field(max_length=10_000)]
+    notes: Annotated[list[Short], Field(max_length=200)]
+
+
+class AuditFile(_Strict):
+    format: Literal["autopatch-audit"]
+    version: Literal[1]
+    thread_id: Annotated[str, Field(max_length=100)]
+    scan_id: Annotated[str, Field(max_length=100)]
+    scope: Annotated[list[Short], Field(max_length=100)]
+    reviewed: bool
+    report: ReportModel
+    states: Annotated[list[StateModel], Field(max_length=1_000)]
+
+
+def path_of(repo: Path) -> Path:
+    return StorePaths(repo).state_dir / FILE_NAME
+
+
+def document(thread_id: str, ws: object) -> dict:
+    """The file's content for the workspace `ws` (an `AuditWorkspace`; taken under its lock)."""
+    report = ws.report  # type: ignore[attr-defined]
+    return {
+        "format": FORMAT, "version": VERSION, "thread_id": thread_id, "scan_id": ws.scan_id,  # type: ignore[attr-defined]
+        "scope": list(ws.scope), "reviewed": ws.reviewed,  # type: ignore[attr-defined]
+        "report": {"files": report.files, "unparsed": list(report.unparsed), "truncated": report.truncated,
+                   "languages": dict(report.languages), "analyzers": list(report.analyzers),
+                   "errors": list(report.errors), "too_large": list(report.too_large), "notes": list(report.notes)},
+        "states": [{"finding": asdict(s.finding), "status": s.status,
+                    "draft": asdict(s.draft) if s.draft is not None else None, "failure": s.failure,
+                    "verification": s.verification, "verification_note": s.verification_note}
+                   for s in ws.findings()],  # type: ignore[attr-defined]
+    }
+
+
+def save(repo: Path, doc: dict) -> None:
+    """Write `doc` atomically (0600, never through a link); `DraftsFileError` when over MAX_BYTES
+    or not writable."""
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    if len(text.encode("utf-8")) > MAX_BYTES:
+        remove(repo)  # an older, smaller state would come back wrong after a restart
+        raise DraftsFileError(f"the open audit's drafts are over {MAX_BYTES >> 20} MB and are not kept across a "
+                              "restart")
+    from autopatch_tui.core.memory.store_files import ensure_gitignore  # git never sees .autopatch-j/
+
+    try:
+        write_private_text(path_of(repo), text, root=repo)
+        ensure_gitignore(StorePaths(repo))
+    except (OSError, UnsafePathError) as exc:
+        raise DraftsFileError(f"the open audit's drafts could not be saved ({_why(exc)}); they are not kept "
+                              "across a restart") from None
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, UnsafePathError):
+        return "a link or a read-only folder under .autopatch-j/"
+    return type(exc).__name__
+
+
+def remove(repo: Path) -> None:
+    """Remove the file (the audit ended); a link there is removed as a link, never followed."""
+    try:
+        dfd = open_dir(repo, StorePaths(repo).state_dir, create=False)
+    except (OSError, UnsafePathError):
+        return
+    try:
+        os.unlink(FILE_NAME, dir_fd=dfd)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        pass  # a read-only folder: a stale file is refused by its thread when it is read back
+    finally:
+        os.close(dfd)
+
+
+def load(repo: Path) -> AuditFile | None:
+    """The validated file, or None when there is none. `DraftsFileError` when it is there but
+    cannot be trusted (a link, a second hard link, not a regular file, too large, invalid)."""
+    try:
+        dfd = open_dir(repo, StorePaths(repo).state_dir, create=False)
+    except FileNotFoundError:
+        return None
+    except (OSError, UnsafePathError):
+        raise DraftsFileError("the saved audit was not read: .autopatch-j/ is a link or not readable") from None
+    try:
+        try:
+            fd = os.open(FILE_NAME, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            raise DraftsFileError(f"the saved audit was not read: .autopatch-j/{FILE_NAME} is a link or not "
+                                  "readable") from None
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                raise DraftsFileError(f"the saved audit was not read: .autopatch-j/{FILE_NAME} is not a private "
+                                      "regular file")
+            if st.st_size > MAX_BYTES:
+                raise DraftsFileError("the saved audit was not read: it is too large")
+            data = fh.read(MAX_BYTES + 1)
+    finally:
+        os.close(dfd)
+    try:
+        return AuditFile.model_validate_json(data)
+    except ValidationError:
+        raise DraftsFileError("the saved audit was not read: it is not a valid audit file") from None
+
+
+def finding_of(m: FindingModel) -> Finding:
+    return Finding(**m.model_dump())
+
+
+def draft_of(m: DraftModel | None) -> PatchDraft | None:
+    return PatchDraft(**m.model_dump()) if m is not None else None
