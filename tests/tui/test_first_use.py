@@ -29,7 +29,7 @@ RAW = ("\x1b", "\x9b", "\u202e")
 # --------------------------------------------------------------------------- slash commands
 
 
-@pytest.mark.parametrize("line, named", [
+UNTAKEN = [  # (line, what the error names)
     ("/memory status bogus", "bogus"),
     ("/memory list nonsense", "nonsense"),
     ("/memory show", "usage: /memory show ID"),
@@ -41,19 +41,24 @@ RAW = ("\x1b", "\x9b", "\u202e")
     ("/help me", "me"),
     ("/retry twice", "twice"),
     ("/patch list all", "all"),
-])
-def test_what_a_slash_command_does_not_take_is_an_error_that_names_it(repo, settings, line, named):
+]
+
+
+def test_what_a_slash_command_does_not_take_is_an_error_that_names_it(repo, settings):
     app = make_app(repo, settings)
 
     async def run() -> None:
         async with app.run_test(size=SIZE) as pilot:
             await wait_idle(pilot, app)
-            before = len(notes(app))
-            await type_and_send(pilot, line)
-            await wait_idle(pilot, app)
-            shown = notes(app)[before:]
-            assert len(shown) == 1 and named in shown[0], shown  # the error, and nothing run
-            assert app.screen.query_one("#prompt").text == line  # kept to be corrected
+            prompt = app.screen.query_one("#prompt")
+            for line, named in UNTAKEN:
+                before = len(notes(app))
+                prompt.clear()
+                await type_and_send(pilot, line)
+                await wait_idle(pilot, app)
+                shown = notes(app)[before:]
+                assert len(shown) == 1 and named in shown[0], (line, shown)  # the error, and nothing run
+                assert prompt.text == line, line  # kept to be corrected
 
     asyncio.run(run())
 

@@ -286,7 +286,7 @@ def test_sigterm_is_not_lost_when_a_flood_of_keys_fills_asyncios_self_pipe(repo,
             flooded = threading.Event()
 
             def flood() -> None:  # what the input thread does with a paste typed as keystrokes
-                for _ in range(300_000):
+                for _ in range(5_000):
                     loop.call_soon_threadsafe(lambda: None)
                 flooded.set()
 
