@@ -23,6 +23,7 @@ Figures are printed, never asserted. Run: .venv/bin/python bench/pty_keystrokes.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -195,11 +196,11 @@ def paste_run(repo: Path, env: dict[str, str], chunks: list[bytes], limit: float
 
 
 def ms(x: float) -> str:
-    return "n/a" if x != x else f"{x * 1000:.0f} ms"
+    return "n/a" if math.isnan(x) else f"{x * 1000:.0f} ms"
 
 
 def s(x: float) -> str:
-    return "did not end" if x != x else f"{x:.2f} s"
+    return "did not end" if math.isnan(x) else f"{x:.2f} s"
 
 
 def main() -> None:
@@ -238,7 +239,7 @@ def main() -> None:
             if "paste" not in skip:
                 r = paste_run(repo, env, chunks, args.limit)
                 ratio = ""
-                if flood is not None and r["drawn"] == r["drawn"] and r["cpu"] > 0:
+                if flood is not None and not math.isnan(r["drawn"]) and r["cpu"] > 0:
                     ratio = (f"; keystrokes / bracketed paste: wall x{flood['drawn'] / r['drawn']:.1f},"
                              f" CPU x{flood['cpu'] / r['cpu']:.1f}")
                 print(f"baseline run {run + 1}: one bracketed paste drawn after {s(r['drawn'])},"

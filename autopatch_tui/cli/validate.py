@@ -13,7 +13,7 @@ from pathlib import Path
 
 from autopatch_tui.core.confine import ConfinementError, check_text, confine, kind_of, resolve_inside, shown
 from autopatch_tui.core.errors import RepoPathError, UsageError
-from autopatch_tui.core.ids import MAX_ID_CHARS, id_problem
+from autopatch_tui.core.ids import id_problem
 from autopatch_tui.core.terminal_text import has_controls, plain_os_error
 
 MAX_TIMEOUT_SECONDS = 3600.0  # an hour: anything longer is a typo, not a wait anyone means

@@ -37,7 +37,7 @@ def has_controls(text: str, *, one_line: bool = True) -> bool:
 def json_text(document: str) -> str:
     """A serialized JSON document with the controls JSON leaves raw (DEL, C1, bidirectional
     controls; `json.dumps` escapes only C0) written as `\\uXXXX` escapes: the same JSON value."""
-    return re.sub(f"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group()):04x}", document)
+    return re.sub("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group()):04x}", document)
 
 
 PLAIN_OS_ERRORS = {

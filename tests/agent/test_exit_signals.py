@@ -14,7 +14,13 @@ import threading
 import pytest
 
 from tests.agent.conftest import extraction_ok
-from tests.support.fixtures import PROJECT_ROOT, db_path, is_error_doc, parse_single_json, query
+from tests.support.fixtures import (
+    PROJECT_ROOT,
+    db_path,
+    is_error_doc,
+    parse_single_json,
+    query,
+)
 from tests.support.llm_stub import CapturedRequest, Reply
 
 

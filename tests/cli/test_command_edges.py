@@ -12,12 +12,19 @@
 from __future__ import annotations
 
 import sqlite3
+
 import pytest
 
 from autopatch_tui import __version__
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.stores.registry import Registry
-from tests.support.fixtures import DEFAULT_REMOTE, db_path, is_error_doc, make_git_repo, parse_single_json
+from tests.support.fixtures import (
+    DEFAULT_REMOTE,
+    db_path,
+    is_error_doc,
+    make_git_repo,
+    parse_single_json,
+)
 from tests.support.store_helpers import add_item, add_turns, name_of
 
 ESC_TEXT = "Use \x1b]0;owned\x07tabs\x1b[2J and \x9b31m\u202eright-to-left"
@@ -138,7 +145,7 @@ def test_store_model_and_label_text_is_printed_escaped(repo, settings, invoke_cl
 
 def test_file_errors_read_in_plain_words(repo, settings, invoke_cli, tmp_path) -> None:
     MemoryManager.open(repo, settings).close()
-    rc, out, err = invoke_cli("memory", "export", "--to", str(tmp_path / "nowhere" / "x.json"))
+    rc, _out, err = invoke_cli("memory", "export", "--to", str(tmp_path / "nowhere" / "x.json"))
     assert rc == 1 and "no such file or folder" in err
     assert "Error)" not in err and "FileNotFound" not in err
 

@@ -17,7 +17,13 @@ import pytest
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import load_settings
-from tests.support.fixtures import db_path, is_error_doc, make_git_repo, query, state_dir
+from tests.support.fixtures import (
+    db_path,
+    is_error_doc,
+    make_git_repo,
+    query,
+    state_dir,
+)
 from tests.support.pipeline_helpers import stub_env
 from tests.support.store_helpers import add_item, name_of
 

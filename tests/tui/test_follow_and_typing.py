@@ -121,7 +121,7 @@ def test_output_of_a_slow_command_comes_into_view_even_if_the_user_scrolled_away
             await fill(log)
             await pilot.pause()
             screen = app.screen
-            screen.commands._in_thread(lambda: "the answer of a slow command")  # noqa: SLF001
+            screen.commands._in_thread(lambda: "the answer of a slow command")
             log.scroll_home(animate=False)
             await wait_idle(pilot, app)
             await pilot.pause()

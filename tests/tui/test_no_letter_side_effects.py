@@ -21,12 +21,23 @@ from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.history import HistoryScreen
 from autopatch_tui.tui.screens.memory_browser import MemoryBrowserScreen
 from autopatch_tui.tui.screens.text_prompt import TextPromptScreen
+from tests.support.fixtures import FakeClock
 from tests.support.tui_wait import poll, settle
 from tests.tui.test_history import SMALL, hs_app, hs_seed, open_history
-from tests.tui.test_memory_browser import mb_app, mb_clock, mb_manager, mb_populate, open_browser  # noqa: F401
+from tests.tui.test_memory_browser import T0, mb_app, mb_populate, open_browser
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
+
+
+@pytest.fixture
+def mb_clock() -> FakeClock:
+    return FakeClock(T0)
+
+
+@pytest.fixture
+def mb_manager(repo: Path, settings: Settings, mb_clock: FakeClock) -> MemoryManager:
+    return MemoryManager.open(repo, settings, clock=mb_clock)
 
 
 def exports_of(app) -> list[Path]:
