@@ -31,6 +31,7 @@ from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.pipeline.exit_once import ExitFlush
 from autopatch_tui.core.settings import Settings, save_setting
 from autopatch_tui.core.terminal_text import escape_controls
+from autopatch_tui.tui.key_bursts import KeyBurst
 from autopatch_tui.tui.messages import CoreEvent
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.services import Services
@@ -216,6 +217,12 @@ class AutopatchApp(App):
         self.health = "healthy" if self.manager.healthy else "degraded"
 
     # --- typed text ---------------------------------------------------------------------
+    def get_driver_class(self):  # type: ignore[no-untyped-def]
+        """The platform's driver, sending printable keys read together as one burst (`tui/key_bursts.py`)."""
+        from autopatch_tui.tui.key_bursts import with_key_bursts
+
+        return with_key_bursts(super().get_driver_class())
+
     async def on_event(self, event: events.Event) -> None:
         """Input events, before bindings: printable keys go to the screen's typing target as one
         insert per burst (`tui/typing.py`); any other input event first delivers what was typed
@@ -223,11 +230,29 @@ class AutopatchApp(App):
         delays the exit)."""
         if isinstance(event, TypedText):
             return  # bubbled back up from the field that inserted it
+        if isinstance(event, KeyBurst):
+            await self._on_key_burst(event)
+            return
         if isinstance(event, events.InputEvent) and not event.is_forwarded:
             if isinstance(event, events.Key) and self._hold_typed(event):
                 return
             self.typing.flush()
         await super().on_event(event)
+
+    async def _on_key_burst(self, burst: KeyBurst) -> None:
+        """Printable keys the driver read together: their text in one insert where the screen takes
+        text; elsewhere each key as if it had come alone (a letter key stays a key)."""
+        if self._exiting or not burst.keys:
+            return
+        choose = getattr(self.screen, "typing_target", None)
+        target = choose(burst.keys[0]) if choose is not None else None
+        if target is None:
+            for key in burst.keys:
+                await self.on_event(key)
+            return
+        if self.focused is not target:
+            self.screen.set_focus(target)
+        self.typing.hold(target, burst.text)
 
     def _hold_typed(self, event: events.Key) -> bool:
         character = typed_character(event)

@@ -57,11 +57,12 @@ class TypingBuffer:
     def pending(self) -> int:
         return len(self._chars)
 
-    def hold(self, target: Widget, character: str) -> None:
+    def hold(self, target: Widget, text: str) -> None:
+        """Hold `text` (a key's character, or a burst's) for `target`."""
         if target is not self._target:
             self.flush()
             self._target = target
-        self._chars.append(character)
+        self._chars.append(text)
         if not self._scheduled:
             self._scheduled = True
             self._schedule(self._scheduled_flush)

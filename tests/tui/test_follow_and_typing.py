@@ -302,3 +302,72 @@ def test_sigterm_is_not_lost_when_a_flood_of_keys_fills_asyncios_self_pipe(repo,
     asyncio.run(run())
     assert app.exit_flush.outcome is not None and app.exit_flush.outcome.reason == "SIGTERM"
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+# --------------------------------------------------------------------------- key bursts from the driver
+
+
+class _RecordingDriver:
+    """What `with_key_bursts` needs of a Textual driver: `_loop`, `_app` and `process_message`."""
+
+    def __init__(self, loop, app) -> None:  # type: ignore[no-untyped-def]
+        self._loop = loop
+        self._app = app
+        self.sent: list[object] = []
+
+    def process_message(self, message) -> None:  # type: ignore[no-untyped-def]
+        self.sent.append(message)
+
+
+def test_the_driver_sends_printable_keys_read_together_as_one_burst_in_order():
+    from autopatch_tui.tui.key_bursts import KeyBurst, with_key_bursts
+
+    async def run() -> list[object]:
+        driver = with_key_bursts(_RecordingDriver)(asyncio.get_running_loop(), object())  # type: ignore[arg-type]
+
+        def input_thread() -> None:  # the loop is not running meanwhile: nothing is sent early
+            for ch in "abc":
+                driver.process_message(events.Key(ch, ch))
+            driver.process_message(events.Key("enter", "\r"))  # not text: the burst before it goes first
+            driver.process_message(events.Key("d", "d"))
+
+        thread = threading.Thread(target=input_thread)
+        thread.start()
+        thread.join()
+        await asyncio.sleep(0.05)  # the loop runs: the held "d" is sent, alone, as a key
+        return driver.sent
+
+    sent = asyncio.run(run())
+    assert [type(m).__name__ for m in sent] == ["KeyBurst", "Key", "Key"]
+    assert isinstance(sent[0], KeyBurst) and sent[0].text == "abc"
+    assert (sent[1].key, sent[2].key) == ("enter", "d")  # type: ignore[attr-defined]
+
+
+def test_a_burst_is_text_where_the_screen_takes_text_and_keys_elsewhere(repo, settings):
+    from autopatch_tui.tui.key_bursts import KeyBurst
+
+    mgr = MemoryManager.open(repo, settings)
+    mgr.complete_turn(mgr.begin_turn("hello"), "hi")
+    mgr.close()
+    app = make_app(repo, settings)
+
+    def burst(text: str) -> KeyBurst:
+        return KeyBurst([events.Key("space" if c == " " else c, c) for c in text])
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            log_of(app).focus()
+            app.post_message(burst("pasted text"))
+            prompt = app.screen.query_one(PromptInput)
+            await poll(pilot, lambda: prompt.text == "pasted text")
+            assert app.focused is prompt
+            await pilot.press("f4")
+            await wait_idle(pilot, app)
+            browser = app.screen
+            browser.query_one("#mb-items").focus()
+            await pilot.pause()
+            app.post_message(burst("ks"))  # no field has focus: the letters act as keys, in order
+            await poll(pilot, lambda: (browser.kind, browser.status) == ("user_preference", "superseded"))
+
+    asyncio.run(run())
