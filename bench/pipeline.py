@@ -55,6 +55,7 @@ from autopatch_tui.core.memory.sqlite import write_txn  # noqa: E402
 from autopatch_tui.core.ids import new_id  # noqa: E402
 from autopatch_tui.core.pipeline import consolidation, extraction, summary, summary_state  # noqa: E402
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ConsolidationOut, SourceOut, validate_reply  # noqa: E402
+from autopatch_tui.core.recall import phrase_index, postings  # noqa: E402
 from tests.support.llm_stub import CapturedRequest, Reply, StubLLMServer  # noqa: E402
 
 CALLS_PER_TURN_TARGET = 0.5
@@ -487,7 +488,8 @@ class ItemGen:
 
 # Seeding only: the pure term functions `insert_revision` uses, memoized (vocabulary and statements
 # repeat across items). Results are identical; only the seeding is faster.
-MEMOIZED = ("content_terms", "phrase_terms", "normalize_phrase", "normalize_path")
+MEMOIZED = ((item_writes, "normalize_phrase"), (item_writes, "normalize_path"), (postings, "content_terms"),
+            (phrase_index, "phrase_terms"))
 
 
 def _memoized(fn):
@@ -499,8 +501,8 @@ def _memoized(fn):
 
 class _DeferTerms:
     """Seeding only: a connection proxy for `insert_revision` that runs every statement at once
-    except the recall-term `executemany`, whose rows it collects so they can be inserted afterwards
-    in key order, in the same transaction (same rows, far better B-tree locality)."""
+    except the recall postings' `executemany`, whose rows it collects so they can be inserted
+    afterwards in key order, in the same transaction (same rows, far better B-tree locality)."""
 
     def __init__(self, conn) -> None:
         self.conn, self.rows = conn, []
@@ -508,10 +510,12 @@ class _DeferTerms:
     def execute(self, *a):
         return self.conn.execute(*a)
 
-    def executemany(self, sql: str, rows) -> None:
-        assert sql.startswith("INSERT OR IGNORE INTO recall_terms"), sql
+    def executemany(self, sql: str, rows):
+        if not sql.startswith("INSERT OR IGNORE INTO main.recall_postings"):
+            return self.conn.executemany(sql, rows)  # the dictionary: later items look their IDs up
         self.sql = sql
         self.rows.extend(rows)
+        return None
 
     def flush(self) -> None:
         if self.rows:
@@ -527,9 +531,9 @@ def seed_items(mgr: MemoryManager, gen: ItemGen, n: int, sample: list[tuple[Item
     every item seeded so far in `sample`."""
     conn = mgr.store.conn()
     conn.execute("PRAGMA cache_size = -262144")
-    originals = {name: getattr(item_writes, name) for name in MEMOIZED}
-    for name, fn in originals.items():
-        setattr(item_writes, name, _memoized(fn))
+    originals = {(module, name): getattr(module, name) for module, name in MEMOIZED}
+    for (module, name), fn in originals.items():
+        setattr(module, name, _memoized(fn))
     t0 = time.perf_counter()
     try:
         now = time.time()
@@ -547,8 +551,8 @@ def seed_items(mgr: MemoryManager, gen: ItemGen, n: int, sample: list[tuple[Item
                     sample[k] = (f, logical)
             proxy.flush()
     finally:
-        for name, fn in originals.items():
-            setattr(item_writes, name, fn)
+        for (module, name), fn in originals.items():
+            setattr(module, name, fn)
         conn.execute("PRAGMA cache_size = -2000")  # back to SQLite's default for the measurement
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return time.perf_counter() - t0
@@ -675,7 +679,7 @@ def scale_bench(base: Path, sizes: list[int], commits: int, summary_reps: int = 
                 commits_t.append(commit_t)
             have += 5 + commits
             active = conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
-            terms = conn.execute("SELECT count(*) FROM recall_terms").fetchone()[0]
+            terms = conn.execute("SELECT count(*) FROM recall_postings").fetchone()[0]
             # the worker re-renders memory_summary.md coalesced (at most once per few seconds, and at
             # exit/close), outside any commit: one render after this batch of commits
             conn.execute("UPDATE memory_meta SET data_version = data_version + 1 WHERE id = 1")
@@ -820,7 +824,7 @@ def scale_part(base: Path, args: argparse.Namespace, sizes: list[int], summary_r
     print(f"B. Committing ONE consolidated item (one create): load candidates + related_items + checks + "
           f"consolidation.commit; {args.commits} commits per size after 5 warm-up")
     rows = scale_bench(base, sizes, args.commits, args.summary_reps, summary_rows)
-    table(["active items", "recall_terms", "seed", "one item p50 / p95 (cpu p95)", "related_items p50 / p95",
+    table(["active items", "recall postings", "seed", "one item p50 / p95 (cpu p95)", "related_items p50 / p95",
            "commit txn p50 / p95", "reference: published (ratio)", "target", "summary*", "registry**"], rows)
     print("* one memory_summary.md refresh after a data-version bump the change journal does not cover (so a full "
           "re-render of all active items), wall (cpu). The worker runs it coalesced, at most once per few seconds "

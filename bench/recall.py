@@ -21,7 +21,8 @@ the same term functions (no memo), on a subset of the queries (it is slow). The 
 are compared with the indexed ones: they must be identical.
 
 Targets (issue 4): Map and search p95 <= 5 ms at 100k items; >= 20x faster than the baseline at 10k.
-Timings depend on the machine and its load: the table prints a CPU calibration figure.
+Timings depend on the machine and its load: the table prints a CPU calibration figure. The size of
+these stores, before and after issue 23's recall index, is `bench/store_size.py`'s.
 """
 
 from __future__ import annotations
@@ -46,10 +47,10 @@ sys.path.insert(0, str(ROOT))
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import change_journal
-from autopatch_tui.core.memory.item_writes import insert_revision
+from autopatch_tui.core.memory.item_writes import insert_revision, unindex
 from autopatch_tui.core.memory.items import ItemFields, bump_data_version
 from autopatch_tui.core.memory.sqlite import open_readwrite, write_txn
-from autopatch_tui.core.recall import matching
+from autopatch_tui.core.recall import matching, postings
 from autopatch_tui.core.recall import memo as recall_memo
 from autopatch_tui.core.recall import standing_carry
 from autopatch_tui.core.recall.memory_map import build_map
@@ -128,10 +129,33 @@ def build_store(folder: Path, n: int, workers: int) -> tuple[Path, list[str], fl
     return repo, threads, time.perf_counter() - t0
 
 
+def _copy_index(conn: sqlite3.Connection, shard: str, offset: int) -> None:
+    """Inside a write txn: a shard's recall index, as insert_revision wrote it, for the shard's items
+    the target took (row IDs shifted by `offset`): its dictionary entries the target lacks get the
+    target's next IDs, and every posting and packed record is rewritten with the target's IDs."""
+    last = conn.execute("SELECT last_term_id FROM recall_meta WHERE id = 1").fetchone()[0]
+    conn.execute(f"INSERT INTO main.recall_dict (term, id) SELECT s.term, ? + row_number() OVER (ORDER BY s.term)"
+                 f" FROM {shard}.recall_dict s WHERE NOT EXISTS (SELECT 1 FROM main.recall_dict d WHERE d.term = s.term)",
+                 (last,))
+    conn.execute("UPDATE recall_meta SET last_term_id = (SELECT max(id) FROM recall_dict) WHERE id = 1")
+    ids = dict(conn.execute(f"SELECT s.id, d.id FROM {shard}.recall_dict s JOIN main.recall_dict d ON d.term = s.term"))
+    taken = f"EXISTS (SELECT 1 FROM main.memory_items m WHERE m.row_id = {{c}} + {int(offset)})"
+    rows = conn.execute(f"SELECT term_id, field, item_row_id, phrase, need FROM {shard}.recall_postings"
+                        f" WHERE {taken.format(c='item_row_id')}")
+    conn.executemany("INSERT INTO recall_postings (term_id, field, item_row_id, phrase, need) VALUES (?, ?, ?, ?, ?)",
+                     ((ids[t], f, item + offset, p, need) for t, f, item, p, need in rows))
+    mask = (1 << postings.FIELD_BITS) - 1
+    records = conn.execute(f"SELECT item_row_id, postings FROM {shard}.recall_item_postings"
+                           f" WHERE {taken.format(c='item_row_id')}")
+    conn.executemany("INSERT INTO recall_item_postings (item_row_id, postings) VALUES (?, ?)",
+                     ((item + offset, postings.pack(ids[c >> postings.FIELD_BITS] << postings.FIELD_BITS | c & mask
+                                                    for c in postings.unpack(blob))) for item, blob in records))
+
+
 def _merge(db: Path, shards: list[Path], n: int, threads: list[str]) -> None:
-    """Copy every shard's item rows and term rows, exactly as insert_revision wrote them, into one
-    store (row IDs shifted; an item whose subject + applicability is already active in the target is
-    skipped), then top up to exactly `n` items with insert_revision."""
+    """Copy every shard's item rows and recall index, exactly as insert_revision wrote them, into one
+    store (row IDs shifted, term IDs mapped by their text; an item whose subject + applicability is
+    already active in the target is skipped), then top up to exactly `n` items with insert_revision."""
     conn = open_readwrite(db)
     _fast(conn)
     cols = ("id, logical_id, revision, status, kind, subject, statement, content, strength, origin, recall_mode,"
@@ -146,11 +170,7 @@ def _merge(db: Path, shards: list[Path], n: int, threads: list[str]) -> None:
                 f"INSERT INTO memory_items (row_id, {cols}) SELECT row_id + ?, {cols} FROM s{k}.memory_items"
                 " WHERE identity_key NOT IN (SELECT identity_key FROM main.memory_items WHERE status = 'active')",
                 (offset,))
-            conn.execute(
-                "INSERT INTO recall_terms (term, item_row_id, field, phrase, need)"
-                f" SELECT t.term, t.item_row_id + ?, t.field, t.phrase, t.need FROM s{k}.recall_terms t"
-                " WHERE EXISTS (SELECT 1 FROM main.memory_items m WHERE m.row_id = t.item_row_id + ?)",
-                (offset, offset))
+            _copy_index(conn, f"s{k}", offset)
         missing = n - conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
         if missing > 0:
             SyntheticCorpus().insert_items(conn, missing, seed=999, thread_ids=threads, now=NOW + n,
@@ -299,7 +319,8 @@ def measure_after_commit(conn: sqlite3.Connection, requests: list) -> dict[str, 
     finally:
         with write_txn(conn):
             marks = ",".join("?" * len(added))
-            conn.execute(f"DELETE FROM recall_terms WHERE item_row_id IN ({marks})", added)
+            for row_id in added:
+                unindex(conn, row_id)
             conn.execute(f"DELETE FROM memory_items WHERE row_id IN ({marks})", added)
             bump_data_version(conn)
     return {"commit_p50": _pct(wall, .5), "commit_p95": _pct(wall, .95), "commit_cpu_p95": _pct(cpu, .95),
@@ -440,9 +461,10 @@ def _cache_key() -> str:
     h = hashlib.sha256()
     for rel in ("tests/support/recall_seed.py", "autopatch_tui/core/memory/item_writes.py",
                 "autopatch_tui/core/recall/terms.py", "autopatch_tui/core/recall/paths.py",
+                "autopatch_tui/core/recall/postings.py", "autopatch_tui/core/recall/phrase_index.py",
                 "autopatch_tui/core/memory/schema.py"):
         h.update((ROOT / rel).read_bytes())
-    for fn in (_bootstrap, _build_shard, build_store, _merge):
+    for fn in (_bootstrap, _build_shard, build_store, _merge, _copy_index):
         h.update(inspect.getsource(fn).encode())
     h.update(repr((NOW, ALWAYS_RATE, SHARD_THRESHOLD)).encode())
     return h.hexdigest()[:16]

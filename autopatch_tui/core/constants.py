@@ -65,7 +65,9 @@ RECALL_MODES = ("always", "on_match")
 ITEM_STATUSES = ("active", "superseded", "forgotten")
 CANDIDATE_STATUSES = ("pending", "accepted", "rejected", "suppressed")
 SOURCE_ROLES = ("user", "assistant")
-TERM_FIELDS = ("subject", "alias", "keyword", "check_id", "content", "path")
+# the fields of the recall index, weakest first: `recall_postings.field` stores 1 + the index (the
+# match rank, so the strongest field of a match is `max(field)`)
+RECALL_FIELDS = ("content", "keyword", "alias", "subject", "check_id")
 MAX_CANDIDATES_PER_EXTRACTION = 32
 MAX_SOURCES_PER_CANDIDATE = 8
 MAX_CHECKPOINT_CHARS = 4000

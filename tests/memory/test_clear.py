@@ -14,7 +14,7 @@ from tests.support.fixtures import db_path, file_fingerprint, query, raw_connect
 from tests.support.memory_factory import add_item, add_turns
 
 DATA_TABLES = ("turns", "memory_jobs", "memory_candidates", "candidate_sources", "memory_items",
-               "item_candidates", "recall_terms")
+               "item_candidates", "recall_postings", "recall_item_postings", "recall_dict")
 
 
 def _fill(manager: MemoryManager) -> None:

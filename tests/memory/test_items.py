@@ -133,8 +133,8 @@ def test_forget_removes_the_item_everywhere_but_keeps_raw_turns(manager: MemoryM
     db = db_path(repo)
     target = items["decision"]
     turns_before = [tuple(r) for r in query(db, "SELECT * FROM turns ORDER BY sequence")]
-    other_terms = scalar(db, "SELECT count(*) FROM recall_terms WHERE item_row_id != ?", (target.row_id,))
-    assert scalar(db, "SELECT count(*) FROM recall_terms WHERE item_row_id = ?", (target.row_id,)) > 0
+    other_terms = scalar(db, "SELECT count(*) FROM recall_postings WHERE item_row_id != ?", (target.row_id,))
+    assert scalar(db, "SELECT count(*) FROM recall_postings WHERE item_row_id = ?", (target.row_id,)) > 0
     data_version = scalar(db, "SELECT data_version FROM memory_meta")
 
     assert manager.forget(target.logical_id[:-2]) == target.logical_id  # a unique prefix works here too
@@ -146,8 +146,9 @@ def test_forget_removes_the_item_everywhere_but_keeps_raw_turns(manager: MemoryM
     assert [r.status for r in detail.revisions] == ["forgotten"]
     assert detail.sources  # provenance stays auditable
     assert scalar(db, "SELECT status FROM memory_candidates WHERE id = ?", (target.candidate_id,)) == "suppressed"
-    assert scalar(db, "SELECT count(*) FROM recall_terms WHERE item_row_id = ?", (target.row_id,)) == 0
-    assert scalar(db, "SELECT count(*) FROM recall_terms WHERE item_row_id != ?", (target.row_id,)) == other_terms
+    assert scalar(db, "SELECT count(*) FROM recall_postings WHERE item_row_id = ?", (target.row_id,)) == 0
+    assert scalar(db, "SELECT count(*) FROM recall_item_postings WHERE item_row_id = ?", (target.row_id,)) == 0
+    assert scalar(db, "SELECT count(*) FROM recall_postings WHERE item_row_id != ?", (target.row_id,)) == other_terms
     assert [tuple(r) for r in query(db, "SELECT * FROM turns ORDER BY sequence")] == turns_before
     assert scalar(db, "SELECT data_version FROM memory_meta") > data_version
     assert manager.status().active_items == 3

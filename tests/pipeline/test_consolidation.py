@@ -142,7 +142,7 @@ def test_two_creates_of_one_identity_roll_the_whole_result_back(make_manager, ll
     llm_stub.script("consolidation_repair", dup)
     assert mgr.runner.step(force=True).status == "failed"
     assert active_items(mgr) == []  # not even the first, valid create survives
-    assert table_counts(mgr)["recall_terms"] == 0
+    assert table_counts(mgr)["recall_postings"] == table_counts(mgr)["recall_item_postings"] == 0
     assert payload_of(llm_stub.requests_for("consolidation_repair")[0])["violations"] == [
         {"rule": "duplicate_identity", "where": "commit"}]
     _failed_and_suppressed(mgr, "duplicate_identity")

@@ -391,10 +391,11 @@ def test_projected_quotes_never_become_provenance(make_manager, llm_stub, quote_
         quote = {"middle": "MIDDLE-ONLY: never use semicolons",
                  "marker": m.group(0),
                  "across_marker": sent_user[m.start() - 12:m.end() + 5],
-                 "head_ok": sent_user[:m.start()].strip()[-40:]}[quote_kind]
-        # the candidate shares the quote's terms, so only provenance decides (not the semantic gate)
-        return ext_reply(cand(src(t, "user", quote), subject="filler sentence number",
-                              statement="Never use semicolons; filler sentence number words."))
+                 "head_ok": "From now on always use tabs for indentation"}[quote_kind]
+        assert quote_kind != "head_ok" or quote in sent_user[:m.start()]
+        # each quote is a directive sharing the candidate's terms, so only provenance decides
+        return ext_reply(cand(src(t, "user", quote), subject="semicolons and tabs",
+                              statement="Never use semicolons; always use tabs for indentation."))
 
     llm_stub.default("extraction", reply)
     llm_stub.default("extraction_repair", reply)

@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from autopatch_tui.core.pipeline import markers as M
-from autopatch_tui.core.pipeline.semantic_gate import aliases_cover_decision, classify_user_clause, empty_identity
+from autopatch_tui.core.pipeline.clauses import CONTEXT, segments
+from autopatch_tui.core.pipeline.reading import read_quote
+from autopatch_tui.core.pipeline.semantic_gate import (
+    aliases_cover_decision,
+    classify_user_clause,
+    empty_identity,
+)
 
 REFUSED = [  # (clause, rule)
     ("pom.xml 里现在配置的是 Java 17。", "code_fact"),
@@ -78,26 +84,6 @@ def test_legitimate_forms_assert_an_intent(clause):
     assert classify_user_clause(clause) is None
 
 
-@pytest.mark.parametrize("clause,one_off", [
-    ("For this answer, keep it short.", True), ("This time, skip the tests.", True), ("For now, print errors.", True),
-    ("Temporarily disable the flaky test.", True), ("这个回答用英文。", True), ("本次回答用英文", True),
-    ("先用 print 调试一下。", True), ("暂时关掉类型检查。", True), ("这里用 f-string 就行。", True),
-    ("以后都先写测试再写实现。", False), ("优先使用 pathlib 处理路径。", False), ("首先要保证测试通过", False),
-    ("Going forward, always include type hints.", False), ("Always answer in English.", False),
-])
-def test_one_off_scope(clause, one_off):
-    assert M.is_one_off(clause) is one_off
-
-
-def test_clauses_are_cut_around_the_quote_and_keep_their_question_mark():
-    text = "For this answer, keep it short. Going forward, always include type hints."
-    assert M.clauses_around(text, "always include type hints") == ["Going forward, always include type hints."]
-    assert M.clauses_around("Should we switch to TOML? Not sure yet.", "switch to TOML") == [
-        "Should we switch to TOML?"]
-    assert M.clauses_around("这里先用 let。以后所有新代码都不要用 var！", "以后所有新代码都不要用 var") == [
-        "以后所有新代码都不要用 var！"]
-
-
 @pytest.mark.parametrize("subject,empty", [
     ("\u200b", True), ("???", True), ("---", True), ("   ", True), ("。。。", True), ("\u200bx", False),
     ("缩进", False), ("C#", False),
@@ -140,10 +126,10 @@ def test_counter_example_keeps_the_original(text, keeps):
 
 
 def test_a_huge_clause_is_cut_around_the_quote():
-    """A pasted log without punctuation is one clause: it is cut to CLAUSE_CONTEXT characters on each
-    side of the quote, so a marker far away does not govern the quote and matching stays cheap."""
+    """A pasted log without punctuation is one clause: it is read CONTEXT characters on each side of
+    the quote, so a marker far away does not govern the quote and reading stays cheap."""
     text = "这次 " + "x" * 100_000 + " always use tabs " + "y" * 100_000
-    [clause] = M.clauses_around(text, "always use tabs")
-    assert len(clause) <= len("always use tabs") + 2 * M.CLAUSE_CONTEXT
-    assert not M.is_one_off(clause) and classify_user_clause(clause) is None
-    assert M.is_one_off(M.clauses_around("这次 always use tabs", "always use tabs")[0])
+    [seg] = segments(text, "always use tabs")
+    assert len(seg.raw) <= len("always use tabs") + 2 * CONTEXT
+    assert not read_quote(text, "always use tabs").local
+    assert read_quote("这次 always use tabs", "always use tabs").refusal() == "one_off_scope"

@@ -19,7 +19,6 @@ from tests.support.pipeline_helpers import (
     src,
 )
 
-
 _extract = extract_step
 
 
@@ -216,12 +215,7 @@ def test_local_corrections_never_become_durable_items(pipe, llm_stub, user, quot
                    cand(src(prop, "assistant", "replace var with let"), src(t, "user", quote),
                         kind="project_decision", origin="adopted_proposal", subject="adopted local", **common),
                    cand(src(t, "user", quote), kind="discussion_context", subject="local discussion", **common))
-    accepted = [c["kind"] for c in _accepted(pipe)]
-    if intent == "general_chat":
-        # ordinary discussion may talk about "this" place; the local rule guards repair work and
-        # project-wide kinds
-        assert out.status == "succeeded" and accepted == ["discussion_context"]
-        return
+    # a one-off instruction is no open point either: the discussion is refused too (discussion_not_open)
     assert out.status == "succeeded_no_output"
     _assert_rejected(pipe, llm_stub, t)
 
@@ -381,7 +375,7 @@ def test_assistant_decision_on_an_open_question_is_not_a_decision(pipe, llm_stub
 
 
 @pytest.mark.parametrize("user,quote,lasting", [
-    ("Use tabs in this file.", "Use tabs in this file.", False),
+    ("Use tabs in Makefiles.", "Use tabs in Makefiles.", False),
     ("I like tabs.", "I like tabs.", False),
     ("From now on, always use tabs.", "always use tabs", True),
     ("以后都用 tab 缩进。", "都用 tab 缩进", True),
@@ -429,8 +423,8 @@ def test_chinese_decision_without_english_recall_alias_gets_one_repair(pipe, llm
     detail = pipe.show_item(item.id)
     assert {"backward compatibility", "delete legacy schema"} <= set(detail.aliases)
     terms = {r[0] for r in pipe.store.conn().execute(
-        "SELECT term FROM recall_terms t JOIN memory_items m ON m.row_id = t.item_row_id"
-        " WHERE m.logical_id = ? AND t.field = 'alias'", (item.id,))}
+        "SELECT d.term FROM recall_postings p JOIN recall_dict d ON d.id = p.term_id"
+        " JOIN memory_items m ON m.row_id = p.item_row_id WHERE m.logical_id = ? AND p.field = 3", (item.id,))}
     assert {"backward", "compatibility"} <= terms
     from autopatch_tui.core.recall.cli_search import search_memory
 
@@ -445,13 +439,27 @@ def test_chinese_decision_with_a_proper_english_alias_needs_no_repair(pipe, llm_
     assert out.status == "succeeded" and llm_stub.requests_for("extraction_repair") == []
 
 
-def test_chinese_alias_rule_is_tolerated_after_the_one_repair(pipe, llm_stub):
+def test_a_repair_that_does_not_repair_the_aliases_stores_nothing(pipe, llm_stub):
+    """The repaired reply goes through every rule again: the same object-only aliases are refused
+    (counted in the job's verdict), never tolerated; the rest of the reply commits."""
+    t = add_turn(pipe, ZH + " Always run the tests first.", "好的。")
+    c = cand(src(t, "user", "旧 memory schema 不兼容，直接删除"), kind="project_decision", subject="旧 memory schema",
+             statement="旧 memory schema 不兼容，直接删除", aliases=["memory schema"])
+    other = cand(src(t, "user", "Always run the tests first."), subject="tests first", statement="Run tests first.")
+    out = _extract(pipe, llm_stub, c, other, repair=ext_reply(c, other))
+    assert out.status == "succeeded" and [x["subject"] for x in _accepted(pipe)] == ["tests first"]
+    assert len(llm_stub.requests_for("extraction_repair")) == 1
+    assert job_of_turn(pipe, t)["failure_rule"] == "cjk_decision_needs_english_alias:1"
+
+
+def test_a_repair_that_names_the_trade_off_is_kept(pipe, llm_stub):
     t = add_turn(pipe, ZH, "好的。")
     c = cand(src(t, "user", "旧 memory schema 不兼容，直接删除"), kind="project_decision", subject="旧 memory schema",
-             statement="旧 memory schema 不兼容，直接删除")
-    out = _extract(pipe, llm_stub, c, repair=ext_reply(c))
+             statement="旧 memory schema 不兼容，直接删除", aliases=["old"])
+    fixed = cand(src(t, "user", "旧 memory schema 不兼容，直接删除"), kind="project_decision", subject="旧 memory schema",
+                 statement="旧 memory schema 不兼容，直接删除", aliases=["backward compatibility"])
+    out = _extract(pipe, llm_stub, c, repair=ext_reply(fixed))
     assert out.status == "succeeded" and len(_accepted(pipe)) == 1
-    assert len(llm_stub.requests_for("extraction_repair")) == 1
 
 
 def test_a_quote_with_nul_characters_is_a_contract_violation_not_damage(pipe, llm_stub):

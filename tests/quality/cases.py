@@ -9,6 +9,9 @@ candidates' kinds unless `items` overrides them; `hits` are `(query, subject)` p
 primary consolidation reply (the repair is honest) and `consolidation_rule` is the rule the
 repair request must carry; `violation` an extraction contract rule sent to the one repair.
 
+A kept candidate's `lasting` (when set) is the standing the evidence gives it: True = stored `hard`
++ `always` whatever the model proposed, False = `soft` + `on_match`.
+
 `careless=True` marks a case the validator before the semantic gate got wrong (it stored the
 wrong candidate, or missed the refusal the case names; measured by running the corpus against
 that code: every flagged case and no other fails there); `trap=True` marks a legitimate form a naive marker matcher would refuse
@@ -47,6 +50,7 @@ class Cand:
     keywords: tuple[str, ...] = ()
     content: str | None = None
     roles: tuple[str, ...] = ()
+    lasting: bool | None = None  # kept: True = must be stored hard + always, False = soft + on_match
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,8 @@ def c(kind: str, subject: str, statement: str, *src: tuple[int, str, str], at: i
 def one(id: str, lang: str, user: str, cand_kind: str, subject: str, statement: str, quote: str | None = None, *,
         expect: str = KEPT, assistant: str = "OK.", **kw) -> Case:
     """A one-turn case with one candidate quoting `quote` (default: the whole user text)."""
-    ckw = {k: kw.pop(k) for k in ("aliases", "keywords", "paths", "strength", "recall_mode", "origin", "content")
-           if k in kw}
+    ckw = {k: kw.pop(k) for k in ("aliases", "keywords", "paths", "strength", "recall_mode", "origin", "content",
+                                  "lasting") if k in kw}
     cand = c(cand_kind, subject, statement, u(0, quote or user), expect=expect, **ckw)
     forbidden = kw.pop("forbidden", () if expect == KEPT else (cand_kind,))
     return Case(id, lang, (t(user, assistant),), (cand,), forbidden=forbidden, **kw)
@@ -118,6 +122,18 @@ def _inferred(expect: str = KEPT) -> Cand:
     return Cand(at=2, kind=P, subject="let over var", statement="Prefer let over var for block scope.",
                 src=(u(0, "use let"), u(1, "use let"), u(2, "use let")), origin="inferred_repetition",
                 keywords=("let", "var"), expect=expect)
+
+
+def adopt(id: str, lang: str, proposal: str, reply: str, kind: str, subject: str, statement: str, *,
+          expect: str = KEPT, quote_a: str | None = None, quote_u: str | None = None, **kw) -> Case:
+    """An assistant proposal (turn 0, after the user's question) and the user's reply (turn 1): an
+    adopted-proposal candidate citing both."""
+    ckw = {k: kw.pop(k) for k in ("aliases", "keywords", "strength", "recall_mode", "lasting") if k in kw}
+    cand = c(kind, subject, statement, a(0, quote_a or proposal), u(1, quote_u or reply), origin="adopted_proposal",
+             expect=expect, **ckw)
+    forbidden = kw.pop("forbidden", () if expect == KEPT else (kind,))
+    return Case(id, lang, (t("What would you do here?", proposal), t(reply, "OK.")), (cand,), forbidden=forbidden,
+                **kw)
 
 
 CASES: tuple[Case, ...] = (
@@ -276,12 +292,12 @@ CASES: tuple[Case, ...] = (
          (t("错误应该怎么返回？", "我建议所有错误响应都使用 RFC 7807 格式。"), t("同意，就按这个方案定下来。", "好的。")),
          (c(D, "错误响应格式", "所有错误响应都使用 RFC 7807 格式", a(0, "我建议所有错误响应都使用 RFC 7807 格式"),
             u(1, "同意，就按这个方案定下来"), origin="adopted_proposal",
-            aliases=("problem details error format", "error responses")),),
+            aliases=("use problem details for error responses", "error responses")),),
          legit=True, hits=(("error responses", "错误响应格式"),)),
     Case("en-adopt-unsure", "en",
          (t("What about old Pythons?", "I suggest we drop Python 3.8 support."), t("Should we? I'm not sure.", "ok")),
          (c(D, "Python 3.8 support", "Drop Python 3.8 support.", a(0, "I suggest we drop Python 3.8 support."),
-            u(1, "Should we? I'm not sure."), origin="adopted_proposal", expect="undecided"),),
+            u(1, "Should we? I'm not sure."), origin="adopted_proposal", expect="not_confirmed"),),
          careless=True, forbidden=(D,)),
     Case("en-adopted-discussion", "en", (t("Should we add a plugin system? Let's come back to it.", "Maybe."),),
          (c(X, "plugin system", "Open question: add a plugin system?",
@@ -373,7 +389,7 @@ CASES: tuple[Case, ...] = (
         expect="off_meaning", careless=True),
     one("zh-off-meaning", "zh", "我喜欢短小的函数。", P, "缩进", "缩进用 tab", expect="off_meaning", careless=True),
     one("en-off-meaning-thanks", "en", "Thanks for explaining the parser.", P, "type hints",
-        "Always add type hints.", expect="off_meaning", careless=True),
+        "Always add type hints.", expect="no_directive", careless=True),
     # ------------------------------------------------------------------ inferred repetition (repair reviews)
     Case("en-legit-inferred", "en", _reviews(), (_inferred(),), legit=True, hits=(("let", "let over var"),)),
     Case("en-inferred-counter-example", "en",
@@ -469,4 +485,144 @@ CASES: tuple[Case, ...] = (
           Cand(at=1, kind=D, subject="日志格式", statement="日志用纯文本", src=(u(1, "这次日志先用纯文本"),),
                aliases=("plain text logs", "log format"), expect="one_off_scope")),
          revisions={"日志格式": 1}, hits=(("json logs", "日志格式"),)),
+    # ------------------------------------------------------------------ issue 19: evidence, not the absence of bad words
+    # Each pair: the form the gate must refuse and its legitimate look-alike. Our own sentences, one per
+    # mechanism (written for mechanisms the independent corpus exposed, never with its words).
+    one("e19-en-negated-hedge", "en", "No ifs or buts: every migration ships a down script.", D,
+        "migration rollback scripts", "Every migration ships a down script.", legit=True, lasting=True),
+    one("e19-en-real-hedge", "en", "Maybe every migration should ship a down script.", D,
+        "migration rollback scripts", "Every migration ships a down script.", expect="hedged"),
+    one("e19-zh-no-doubt", "zh", "毫无疑问，所有密码都要加盐哈希。", D, "密码存储", "所有密码都要加盐哈希",
+        aliases=("hash passwords with salt",), legit=True, lasting=True),
+    one("e19-zh-non-negotiable", "zh", "所有服务都必须有健康检查接口，这个没什么好讨论的。", D, "健康检查接口",
+        "所有服务都必须有健康检查接口", aliases=("require health check endpoints",), legit=True, lasting=True),
+    one("e19-zh-still-to-discuss", "zh", "所有服务要不要都加健康检查接口，还得再讨论。", D, "健康检查接口",
+        "所有服务都加健康检查接口", aliases=("require health check endpoints",), expect="undecided"),
+    one("e19-en-decision-label", "en", "Final call: we're retiring the SOAP gateway.", D, "SOAP gateway",
+        "Retire the SOAP gateway.", legit=True, lasting=True),
+    one("e19-en-progressive-change", "en", "heads up, we're switching the mobile builds over to Fastlane", D,
+        "mobile build tooling", "Switch the mobile builds to Fastlane.", legit=True),
+    one("e19-en-progressive-state", "en", "We're using Fastlane for the iOS builds.", D, "mobile build tooling",
+        "Use Fastlane for iOS builds.", expect="code_fact"),
+    one("e19-zh-stop-maintaining", "zh", "这个老的导出接口我们不准备再维护了，相关代码直接砍掉。", D, "旧导出接口",
+        "不再维护旧导出接口，删除相关代码", aliases=("stop maintaining legacy export API", "remove export endpoint code"),
+        legit=True),
+    one("e19-zh-nobody-uses-it", "zh", "这个老的导出接口已经没人用了。", D, "旧导出接口", "旧导出接口下线",
+        aliases=("retire legacy export API",), expect="code_fact"),
+    one("e19-en-relative-that", "en", "Add a Makefile target that runs the linters.", D, "lint target",
+        "Add a Makefile target that runs the linters.", strength="hard", recall_mode="always", legit=True,
+        lasting=False),
+    one("e19-en-deictic-task", "en", "Add a docstring to this function.", P, "docstrings",
+        "Add docstrings to functions.", expect="one_off_scope"),
+    one("e19-en-negated-limit-declarative", "en",
+        "Not only in the billing service: every service emits OpenTelemetry traces.", D, "tracing",
+        "Every service emits OpenTelemetry traces.", legit=True, lasting=True),
+    one("e19-en-quantified-fact", "en", "Every worker pod mounts the shared config volume.", D, "config volume",
+        "Every worker pod mounts the shared config volume.", expect="code_fact"),
+    one("e19-en-quantified-norm", "en", "Every public endpoint needs an OpenAPI example.", D, "OpenAPI examples",
+        "Every public endpoint needs an OpenAPI example.", legit=True, lasting=True),
+    one("e19-en-polite-lasting", "en",
+        "Would you mind always linking the ADR when you mention an architecture decision? ty", P, "ADR links",
+        "Always link the ADR when mentioning an architecture decision.", legit=True, lasting=True),
+    one("e19-en-polite-task", "en", "Would you mind linking the ADR?", P, "ADR links", "Link the ADR.",
+        expect="user_question"),
+    one("e19-mixed-start-point", "mixed", "从这个 sprint 开始，所有 PR 都要附上截图。", D, "PR 截图",
+        "所有 PR 都要附上截图", aliases=("require screenshots on every PR",), legit=True, lasting=True),
+    one("e19-mixed-this-sprint", "mixed", "这个 sprint 先不用附截图。", D, "PR 截图", "PR 不用附截图",
+        aliases=("skip PR screenshots",), expect="one_off_scope"),
+    one("e19-en-reason-hedge", "en", "Always pin Docker base images by digest because tags might move.", D,
+        "base image pinning", "Pin Docker base images by digest.", legit=True, lasting=True),
+    one("e19-zh-even-one-line", "zh", "哪怕是一行的修改，也要先跑单元测试。", P, "单元测试", "任何修改都要先跑单元测试",
+        legit=True, lasting=True),
+    Case("e19-en-contrast-hotfix", "en",
+         (t("Skip the screenshot for this hotfix, but every UI PR after it needs one.", "OK."),),
+         (c(D, "hotfix screenshot", "Skip the screenshot.", u(0, "Skip the screenshot for this hotfix"),
+            expect="one_off_scope"),
+          c(D, "UI PR screenshots", "Every UI PR needs a screenshot.", u(0, "every UI PR after it needs one"),
+            lasting=True)),
+         legit=True, hits=(("UI PR screenshots", "UI PR screenshots"),), misses=("hotfix screenshot",)),
+    one("e19-en-hedge-only-clause", "en", "cache API responses for five minutes, maybe", P, "API response cache",
+        "Cache API responses for five minutes.", expect="hedged"),
+    one("e19-en-remark-after-rule", "en", "Cache API responses for five minutes, it might save a few calls.", P,
+        "API response cache", "Cache API responses for five minutes.", legit=True, lasting=False),
+    Case("e19-en-doubt-comment", "en", (t("Put feature flags in LaunchDarkly. Still undecided.", "OK."),),
+         (c(D, "feature flags", "Put feature flags in LaunchDarkly.", u(0, "Put feature flags in LaunchDarkly."),
+            expect="undecided"),), forbidden=(D,)),
+    Case("e19-en-question-is-no-comment", "en",
+         (t("Put feature flags in LaunchDarkly. Should we also use it for experiments?", "OK."),),
+         (c(D, "feature flags", "Put feature flags in LaunchDarkly.", u(0, "Put feature flags in LaunchDarkly.")),),
+         legit=True),
+    one("e19-en-either-or-question", "en", "are we squashing commits on merge, or rebasing?", D, "merge strategy",
+        "Squash commits on merge.", expect="user_question"),
+    one("e19-en-tagged-rule", "en", "Squash commits on merge from now on, ok?", D, "merge strategy",
+        "Squash commits on merge.", legit=True, lasting=True),
+    one("e19-en-until-event", "en", "Keep the old endpoint alive until the mobile release is out.", D,
+        "old endpoint", "Keep the old endpoint alive.", expect="one_off_scope"),
+    one("e19-en-until-year", "en", "Keep the v1 endpoints alive until 2027.", D, "v1 endpoints",
+        "Keep the v1 endpoints alive until 2027.", legit=True),
+    one("e19-en-rest-of-session", "en", "For the rest of this session, reply tersely.", P, "reply style",
+        "Reply tersely.", expect="one_off_scope"),
+    one("e19-zh-not-today", "zh", "今天先别发版。", D, "发版", "暂停发版", aliases=("pause releases",),
+        expect="one_off_scope"),
+    one("e19-en-hedge-with-every", "en", "We'll probably want structured logs in every service.", D,
+        "structured logs", "Use structured logs in every service.", expect="hedged"),
+    # adoption: an affirmative reply to a proposal (not a question, not a report)
+    adopt("e19-adopt-offer-lasting", "en", "I can add a one-line risk note at the end of every review from now on.",
+          "yes please", P, "review risk note", "End every review with a one-line risk note.", legit=True,
+          lasting=True),
+    adopt("e19-adopt-recommend", "en", "I'd recommend pinning the Terraform provider versions in the lock file.",
+          "👍 do it", D, "Terraform providers", "Pin the Terraform provider versions in the lock file.", legit=True,
+          strength="hard", recall_mode="always", lasting=False),
+    adopt("e19-adopt-question", "en", "Would you like me to pin the provider versions?", "yes, sounds good", D,
+          "Terraform providers", "Pin the provider versions.", expect="not_a_proposal"),
+    adopt("e19-adopt-report", "en", "I've pinned the provider versions in versions.tf.", "great, thanks", D,
+          "Terraform providers", "Pin the provider versions.", expect="not_a_proposal"),
+    adopt("e19-adopt-deferral", "en", "I suggest moving the cron jobs to Airflow.",
+          "good idea, but let me run it by the data team first", D, "job scheduler", "Move the cron jobs to Airflow.",
+          expect="not_confirmed"),
+    adopt("e19-adopt-negation", "en", "I suggest moving the cron jobs to Airflow.", "nah, cron is fine", D,
+          "job scheduler", "Move the cron jobs to Airflow.", expect="not_confirmed"),
+    adopt("e19-adopt-time-limit", "en", "How about freezing the schema while we migrate?",
+          "ok, for this migration only", D, "schema freeze", "Freeze the schema while migrating.",
+          expect="one_off_scope"),
+    adopt("e19-zh-adopt-withdrawn", "zh", "建议把定时任务迁到 Airflow。", "算了，先不动", D, "定时任务",
+          "定时任务迁到 Airflow", aliases=("move cron jobs to airflow",), expect="not_confirmed"),
+    adopt("e19-zh-adopt-settled", "zh", "建议所有对外接口统一加上请求 ID。", "行，就这么定", D, "请求 ID",
+          "所有对外接口统一加上请求 ID", aliases=("add request ids to public APIs",), legit=True, lasting=True),
+    one("e19-zh-sequence-then", "zh", "写文档的时候先给例子再讲原理。", P, "文档结构", "写文档时先给例子再讲原理",
+        legit=True, lasting=False),
+    one("e19-zh-for-now-then-see", "zh", "先用内存队列顶着再说。", D, "消息队列", "用内存队列", aliases=("use in-memory queue",),
+        expect="one_off_scope"),
+    adopt("e19-adopt-module-only", "en", "I suggest enabling strict mode in tsconfig for the whole repo.",
+          "ok, only in this module", D, "TypeScript strict mode", "Enable strict mode in tsconfig.",
+          expect="one_off_scope"),
+    one("e19-en-verbless-norm", "en", "One migration per pull request.", D, "migrations per PR",
+        "One migration per pull request.", legit=True),
+    one("e19-en-fragment-after-fact", "en", "The service reads its settings from Vault, not from files.", D,
+        "settings source", "Read settings from Vault, not from files.", expect="code_fact"),
+    one("e19-en-never-past", "en", "We never shipped on a Friday.", D, "Friday releases", "Never ship on a Friday.",
+        expect="code_fact"),
+    one("e19-en-never-present", "en", "We never ship on a Friday.", D, "Friday releases", "Never ship on a Friday.",
+        legit=True, lasting=True),
+    one("e19-zh-capability", "zh", "这些脚本都能直接跑。", P, "脚本", "脚本直接运行", expect="code_fact"),
+    one("e19-en-each-answer", "en", "Please don't restate my question at the start of each answer.", P,
+        "answer openings", "Don't restate the question at the start of an answer.", legit=True, lasting=True),
+    # discussion: an open point the user raised
+    one("e19-discussion-is-a-rule", "en", "Always version protobuf packages.", X, "protobuf versioning",
+        "Open question: version protobuf packages?", expect="discussion_not_open"),
+    one("e19-discussion-weighing", "en",
+        "I'm weighing Kafka against NATS for the event bus; let's talk it through next time.", X, "event bus",
+        "Open: Kafka or NATS for the event bus", "I'm weighing Kafka against NATS for the event bus", legit=True),
+    # Chinese decisions: the aliases name the action/trade-off, not just the object
+    Case("e19-zh-alias-object-only", "zh", (t("认证统一迁到 OAuth2，旧的 session 登录直接下线。", "好的。"),),
+         (c(D, "认证方式", "认证统一迁到 OAuth2，旧的 session 登录直接下线", u(0, "认证统一迁到 OAuth2，旧的 session 登录直接下线"),
+            aliases=("OAuth2", "session login"), expect="cjk_decision_needs_english_alias"),),
+         violation="cjk_decision_needs_english_alias", forbidden=(D,)),
+    Case("e19-zh-alias-repaired", "zh", (t("认证统一迁到 OAuth2，旧的 session 登录直接下线。", "好的。"),),
+         (c(D, "认证方式", "认证统一迁到 OAuth2，旧的 session 登录直接下线", u(0, "认证统一迁到 OAuth2，旧的 session 登录直接下线"),
+            aliases=("session login",)),),
+         repair=(c(D, "认证方式", "认证统一迁到 OAuth2，旧的 session 登录直接下线",
+                   u(0, "认证统一迁到 OAuth2，旧的 session 登录直接下线"),
+                   aliases=("migrate auth to OAuth2", "retire session login"), lasting=True),),
+         violation="cjk_decision_needs_english_alias", legit=True, hits=(("retire session login", "认证方式"),)),
 )

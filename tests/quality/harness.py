@@ -29,8 +29,8 @@ from typing import Any
 
 from autopatch_tui.cli.main import run as cli_run
 from autopatch_tui.core.recall.terms import normalize_phrase
+from tests.quality.cases import Cand, Case
 from tests.support.llm_stub import CapturedRequest, StubLLMServer
-from tests.quality.cases import Case, Cand
 
 KEPT = "kept"
 
@@ -125,11 +125,10 @@ def _assistant(case: Case) -> Callable[[CapturedRequest], str]:
 
     def reply(req: CapturedRequest) -> str:
         users = [m for m in req.messages if m.get("role") == "user"]
-        text = users[-1]["content"] if users else ""
-        for user, answer in answers.items():
-            if user in str(text):
-                return answer
-        return "OK."
+        text = str(users[-1]["content"]) if users else ""
+        # the longest turn text the request holds: an earlier turn's text may be part of a later one's
+        found = [user for user in answers if user in text]
+        return answers[max(found, key=len)] if found else "OK."
     return reply
 
 
@@ -147,6 +146,21 @@ def _seed_repair_turns(repo: Path, case: Case, env: Mapping[str, str]) -> None:
         mgr.close(join_timeout=5)
 
 
+def _materialize_paths(repo: Path, case: Case) -> None:
+    """The turns' scope paths exist in the checkout (`ask --path` refuses a path that does not): a
+    trailing "/" is a folder, anything else an empty file; a glob or an escaping path is left out."""
+    for t in case.turns:
+        for p in t.paths:
+            if any(ch in p for ch in "*?[") or p.startswith("/") or ".." in Path(p).parts:
+                continue
+            target = repo / p
+            if p.endswith("/"):
+                target.mkdir(parents=True, exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.touch()
+
+
 def run_case(case: Case, stub: StubLLMServer, home: Path) -> Outcome:
     out = Outcome()
     before = len(stub.requests)
@@ -162,6 +176,7 @@ def run_case(case: Case, stub: StubLLMServer, home: Path) -> Outcome:
         env = {"AUTOPATCH_LLM_BASE_URL": stub.base_url, "AUTOPATCH_LLM_MODEL": "gpt-4o",
                "AUTOPATCH_LLM_API_KEY": "test-key", "AUTOPATCH_HOME": str(home), "AUTOPATCH_LLM_MAX_RETRIES": "0"}
         r = str(repo)
+        _materialize_paths(repo, case)
         if any(t.intent not in ("general_chat", "code_explain") for t in case.turns):
             _seed_repair_turns(repo, case, env)
             rc, _, err = cli("memory", "process", "--repo", r, env=env)
@@ -242,6 +257,10 @@ def check(case: Case, out: Outcome) -> list[str]:
             bad.append(f"{c.subject!r}: source roles {sorted(roles)} != {sorted(want)}")
         if c.origin != item["origin"]:
             bad.append(f"{c.subject!r}: origin {item['origin']} != {c.origin}")
+        if c.lasting is not None:
+            want_standing = ("hard", "always") if c.lasting else ("soft", "on_match")
+            if (item["strength"], item["recall_mode"]) != want_standing:
+                bad.append(f"{c.subject!r}: standing {item['strength']}/{item['recall_mode']} != {want_standing}")
     for subject, revision in case.revisions.items():
         item = by_subject.get(subject)
         if item is None or item["revision"] != revision:

@@ -11,11 +11,9 @@ import random
 import pytest
 
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory.sqlite import write_txn
-from autopatch_tui.core.pipeline import consolidation
 from autopatch_tui.core.recall import matching, phrase_index
 from autopatch_tui.core.recall.memory_map import build_map
-from autopatch_tui.core.recall.phrase_index import PHRASE_KEY, phrase_key, query_phrase_keys
+from autopatch_tui.core.recall.phrase_index import phrase_key, query_phrase_keys
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.recall.terms import phrase_terms
@@ -140,54 +138,6 @@ def test_a_phrase_of_only_common_words_is_found_when_named(manager, monkeypatch)
     assert [r["id"] for r in s.search("what did we decide about the config cache")] == [target.logical_id]
     assert s.search("cache config") == []  # not written as the phrase, and both words are common
     s.close()
-
-
-def test_stores_without_phrase_rows_are_backfilled_by_the_worker_and_search(repo, settings) -> None:
-    mgr = MemoryManager.open(repo, settings)
-    try:
-        conn = mgr.store.conn()
-        item = seed_item(conn, subject="config cache", statement="Flush it on deploy.", keywords=["java:S1128"])
-        with write_txn(conn):  # what a store written before the phrase index holds
-            conn.execute("DELETE FROM recall_terms WHERE term >= ? AND term < ' '", (PHRASE_KEY,))
-        assert phrase_index.missing(conn)
-        probe = consolidation.Candidate("probe", None, {"kind": "project_decision", "subject": "cache",
-                                                        "applies_to_paths": [], "aliases": [], "keywords": []}, [])
-        # before the backfill, the related-items query falls back to the plain term rows
-        assert [r["logical_id"] for r in consolidation.related_items(conn, [probe])] == [item.logical_id]
-    finally:
-        mgr.close()
-    mgr = MemoryManager.open(repo, settings)
-    try:
-        conn = mgr.store.conn()
-        assert phrase_index.missing(conn)  # opening writes nothing
-        mgr.start_background()  # the app's worker backfills first, off the start-up path
-        mgr.worker.stop(5)
-        assert not phrase_index.missing(conn)
-        assert conn.execute("SELECT count(*) FROM recall_terms WHERE item_row_id = ? AND term >= ? AND term < ' '",
-                            (item.row_id, PHRASE_KEY)).fetchone()[0] == 2 + 2 + 1 + 3
-        probe = consolidation.Candidate("probe", None, {"kind": "project_decision", "subject": "cache",
-                                                        "applies_to_paths": [], "aliases": [], "keywords": []}, [])
-        assert [r["logical_id"] for r in consolidation.related_items(conn, [probe])] == [item.logical_id]
-        assert phrase_index.ensure(conn) == 0  # nothing left to do: one cheap check
-    finally:
-        mgr.close()
-
-
-def test_memory_search_backfills_an_old_store_before_searching(repo, settings, monkeypatch) -> None:
-    from autopatch_tui.core.recall.cli_search import search_memory
-
-    mgr = MemoryManager.open(repo, settings)
-    try:
-        conn = mgr.store.conn()
-        item = seed_item(conn, subject="config cache", statement="Flush it on deploy.")
-        with write_txn(conn):
-            conn.execute("DELETE FROM recall_terms WHERE term >= ? AND term < ' '", (PHRASE_KEY,))
-        monkeypatch.setattr(matching, "COMMON_TERM_ITEMS", 0)  # every term is common: only the phrase finds it
-        assert [r["id"] for r in search_memory(mgr, "the config cache")] == [item.logical_id]
-        assert not phrase_index.missing(conn)
-    finally:
-        mgr.close()
-
 
 def test_the_longest_named_phrase_ranks_first(manager) -> None:
     conn = manager.store.conn()

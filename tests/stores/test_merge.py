@@ -40,6 +40,29 @@ from tests.support.store_helpers import (
 )
 
 
+def test_merge_of_stores_written_before_issue_23_rebuilds_the_targets_recall_index(pair, settings, clock, open_mgr):
+    """Both stores hold the recall index in its first layout: the merge works as before, the target's
+    index is rebuilt by the merge's own write, and the retired source keeps its layout."""
+    from autopatch_tui.core.recall import layout_upgrade
+    from autopatch_tui.core.recall.cli_search import search_memory
+    from tests.support.terms_layout import fresh_index_texts, index_texts, item_postings_consistent, to_terms_layout
+
+    for db in (pair.adb, pair.bdb):
+        conn = sqlite3.connect(str(db), isolation_level=None)
+        to_terms_layout(conn)
+        conn.close()
+    service_for(settings, clock=clock).merge(pair.na, pair.nb)
+    conn = sqlite3.connect(str(pair.adb), isolation_level=None)
+    assert layout_upgrade.is_terms_layout(conn)  # the retired source: only its meta row was written
+    conn.close()
+    mb = open_mgr(pair.b)
+    conn = mb.store.conn()
+    assert not layout_upgrade.is_terms_layout(conn)
+    assert index_texts(conn) == fresh_index_texts(conn) and item_postings_consistent(conn)
+    assert [r["id"] for r in search_memory(mb, "only in alpha")] == [pair.sa["items"][0].logical_id]
+    assert active_identity_dupes(pair.bdb) == []
+
+
 # --------------------------------------------------------------------------- validation
 
 
@@ -150,7 +173,7 @@ def test_end_to_end_merge_moves_everything_and_keeps_the_identity_invariant(pair
     assert detail.status == "active" and detail.subject == "only in alpha"
     assert [(s.turn_id, s.quote) for s in detail.sources] == [(pair.sa["turns"][0], "remember: only in alpha")]
     assert pair.sa["items"][0].logical_id in {i.id for i in mb.list_items()}
-    assert scalar(pair.bdb, "SELECT count(*) FROM recall_terms rt JOIN memory_items m ON m.row_id = rt.item_row_id"
+    assert scalar(pair.bdb, "SELECT count(*) FROM recall_postings p JOIN memory_items m ON m.row_id = p.item_row_id"
                             " WHERE m.logical_id = ?", (pair.sa["items"][0].logical_id,)) > 0
     # the thread-scoped discussion follows its (archived) thread
     [talk] = rows(pair.bdb, "SELECT status, thread_id FROM memory_items WHERE id = ?", (pair.talk_a.revision_id,))

@@ -3,7 +3,7 @@ where none does yet (semantic items are normally created by the consolidation pi
 
 `add_item` writes, in one `BEGIN IMMEDIATE` transaction, what a committed consolidation leaves behind:
 an accepted candidate, its sources, an item revision (superseding the previous active revision of the
-same logical ID when `revision > 1`), the `item_candidates` link and a few `recall_terms` rows.
+same logical ID when `revision > 1`), the `item_candidates` link and the item's recall index postings (`item_writes.index_terms`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory.item_writes import index_terms
+from autopatch_tui.core.memory.items import ItemFields
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.memory.turns import TurnHandle
 
@@ -34,16 +36,6 @@ def identity_key(kind: str, subject: str, *, thread_id: str | None = None,
                  applies_to_paths: Sequence[str] = ()) -> str:
     scope = f"thread:{thread_id}" if kind == "discussion_context" else "project"
     return f"{scope}|{subject.strip().lower()}|{','.join(sorted(applies_to_paths))}"
-
-
-def _terms(subject: str, aliases: Sequence[str], keywords: Sequence[str]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for word in subject.lower().split():
-        out.append((word, "subject"))
-    out += [(a.lower(), "alias") for a in aliases]
-    out += [(k.lower(), "keyword") for k in keywords]
-    seen: set[tuple[str, str]] = set()
-    return [t for t in out if not (t in seen or seen.add(t))]
 
 
 def add_item(
@@ -108,13 +100,9 @@ def add_item(
         )
         row_id = int(cur.lastrowid)
         conn.execute("INSERT INTO item_candidates (item_row_id, candidate_id) VALUES (?, ?)", (row_id, cand_id))
-        if status == "active":
-            for term, field in _terms(subject, aliases, keywords):
-                conn.execute(
-                    "INSERT OR IGNORE INTO recall_terms (term, item_row_id, field, phrase, need)"
-                    " VALUES (?, ?, ?, ?, 1)",
-                    (term, row_id, field, int(" " in term)),
-                )
+        if status == "active":  # the recall index, as the Store's writer posts it
+            index_terms(conn, row_id, ItemFields(kind, subject, statement, content, strength, origin, recall_mode,
+                                                 tuple(applies_to_paths), tuple(aliases), tuple(keywords), thread_id))
         conn.execute("UPDATE memory_meta SET data_version = data_version + 1 WHERE id = 1")
     return CreatedItem(logical_id, item_id, row_id, cand_id, key)
 

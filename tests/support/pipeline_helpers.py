@@ -25,6 +25,12 @@ from autopatch_tui.core.memory.turns import TurnHandle
 from autopatch_tui.core.pipeline import markers as M
 from autopatch_tui.core.pipeline.contracts import CandidateOut
 from autopatch_tui.core.pipeline.extraction import insert_candidate
+from autopatch_tui.core.pipeline.reading import (
+    confirmation_refusal,
+    is_open_point,
+    read_quote,
+)
+from autopatch_tui.core.pipeline.semantic_gate import meaning_terms
 from autopatch_tui.core.recall.terms import normalize_phrase
 from autopatch_tui.core.settings import Settings, load_settings
 from tests.support.llm_stub import CapturedRequest, StubLLMServer
@@ -200,14 +206,14 @@ def checkpoint(target: MemoryManager | Path, thread_id: str) -> tuple[str, int]:
 
 def table_counts(target: MemoryManager | Path) -> dict[str, int]:
     tables = ("threads", "turns", "memory_jobs", "memory_candidates", "candidate_sources", "memory_items",
-              "item_candidates", "recall_terms")
+              "item_candidates", "recall_postings", "recall_item_postings")
     return {t: one(target, f"SELECT count(*) FROM {t}") for t in tables}
 
 
 def db_snapshot(target: MemoryManager | Path) -> str:
     """A content digest of every data table and the meta row (independent of WAL layout)."""
     tables = ("memory_meta", "threads", "turns", "memory_jobs", "memory_candidates", "candidate_sources",
-              "memory_items", "item_candidates", "recall_terms")
+              "memory_items", "item_candidates", "recall_dict", "recall_postings", "recall_item_postings")
     parts = []
     for t in tables:
         parts.append(json.dumps(rows(target, f"SELECT * FROM {t} ORDER BY 1, 2"), sort_keys=True, default=str))
@@ -320,11 +326,6 @@ def oracle_violations(c: Mapping[str, Any], *, turns: Mapping[str, Turn], batch:
     batch_user = [s for s in user if s["turn_id"] in batch]
     if not batch_user:
         return ["no_current_user_source"]
-    for s in batch_user:
-        t = turns[s["turn_id"]]
-        if (c["kind"] in C.PROJECT_KINDS or t.intent in C.REPAIR_INTENTS) and M.is_local(
-                M.clause_around(t.user, s["quote"])):
-            bad.append("local_correction")
     if c["kind"] == "discussion_context":
         if any(s["role"] == "assistant" for s in sources):
             bad.append("discussion_assistant")
@@ -332,20 +333,36 @@ def oracle_violations(c: Mapping[str, Any], *, turns: Mapping[str, Turn], batch:
             bad.append("discussion_code_fact")
         if (c["strength"], c["recall_mode"]) != ("soft", "on_match"):
             bad.append("discussion_strength")
+        if not any(is_open_point(turns[s["turn_id"]].user, s["quote"]) for s in batch_user):
+            bad.append("discussion_not_open")
         return bad
     if all(M.is_apply_only(turns[s["turn_id"]].user) for s in batch_user):
         bad.append("apply_only")
+    if (c["strength"], c["recall_mode"]) not in (("hard", "always"), ("soft", "on_match")):
+        bad.append("standing_not_from_evidence")
+    meaning = meaning_terms(c["subject"], c["statement"], c["content"], json.loads(c["aliases"]),
+                            json.loads(c["keywords"]))
+    readings = [read_quote(turns[s["turn_id"]].user, s["quote"], repair=turns[s["turn_id"]].intent in C.REPAIR_INTENTS,
+                           meaning=meaning) for s in batch_user]
     if c["origin"] == "adopted_proposal":
         last = max(turns[s["turn_id"]].sequence for s in batch_user)
         proposals = [s for s in sources if s["role"] == "assistant" and turns[s["turn_id"]].sequence < last]
         if not proposals:
             bad.append("adopted_without_proposal")
-        if any(M.is_local_proposal(M.clause_around(turns[s["turn_id"]].assistant, s["quote"])) for s in proposals):
+        if all(confirmation_refusal(turns[s["turn_id"]].user) for s in batch_user):
+            bad.append("adoption_not_confirmed")
+        offered = [read_quote(turns[s["turn_id"]].assistant, s["quote"], meaning=meaning) for s in proposals]
+        if any(r.local for r in offered):
             bad.append("adopted_local_proposal")
-    if c["strength"] == "hard" or c["recall_mode"] == "always":
-        clauses = " ".join(M.clause_around(turns[s["turn_id"]].user, s["quote"]) for s in user)
-        if not M.is_lasting(clauses):
-            bad.append("hard_not_lasting")
+        lasting = any(r.lasting for r in offered + readings)
+    else:
+        # the user's own clause is the evidence: no quote read as a directive, commitment or
+        # preference (a one-off, a fact, a hedge, a question …) keeps nothing
+        if all(r.refusal() is not None for r in readings):
+            bad.append("no_evidence")
+        lasting = any(r.lasting for r in readings if r.refusal() is None)
+    if c["strength"] == "hard" and not lasting:
+        bad.append("hard_not_lasting")
     return bad
 
 

@@ -218,6 +218,38 @@ async def test_a_failed_job_shows_its_safe_structure_and_never_content(repo: Pat
                 assert isinstance(cell, Text)
 
 
+REFUSING_JOBS = JOBS[:1] + [
+    ("job-01DIAG00000000000000000008", "extraction", "succeeded_no_output", 1, 1, None, None, None,
+     "one_off_scope:2.code_fact:1", "all_rejected"),
+    ("job-01DIAG00000000000000000009", "extraction", "succeeded", 1, 1, None, None, None, "hedged:1", None),
+    # a failed job's rule is its failure, no refusal
+    ("job-01DIAG00000000000000000010", "extraction", "failed", 2, 2, "contract_violation", "validate", "repair",
+     "quote_not_verbatim", None),
+]
+
+
+async def test_the_refusal_counts_by_rule_are_shown(repo: Path, settings: Settings, no_chart_timer: None) -> None:
+    dg_seed(repo, settings, REFUSING_JOBS)
+    app = dg_app(MemoryManager.open(repo, settings), settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_jobs(pilot)
+        line = plain(screen, "#refusals")
+        assert line == "Not remembered (refused by the Memory gate), by rule: one_off_scope 2 · code_fact 1 · hedged 1"
+        assert screen.query_one("#refusals").display and screen.query_one("#refusals").has_class("-shown")
+        await pilot.pause(0.1)
+        assert "one_off_scope 2" in screen_text(app)
+        for marker in MARKERS:
+            assert marker not in line
+
+
+async def test_no_refusal_line_without_refusals(repo: Path, settings: Settings, no_chart_timer: None) -> None:
+    dg_seed(repo, settings, JOBS)
+    app = dg_app(MemoryManager.open(repo, settings), settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_jobs(pilot)
+        assert not screen.query_one("#refusals").display and plain(screen, "#refusals") == ""
+
+
 async def test_process_pending_runs_jobs_through_the_model_with_live_progress(
         repo: Path, llm_stub: StubLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(DiagnosticsScreen, "SAMPLE_SECONDS", 0.1)
@@ -329,21 +361,21 @@ async def test_escape_goes_back_to_chat(repo: Path, settings: Settings, no_chart
 # --------------------------------------------------------------------------- snapshots
 
 
-@with_sizes(["empty", "populated", "degraded"], "populated", SIZE)
+@with_sizes(["empty", "populated", "degraded", "refusing"], "populated", SIZE)
 def test_diagnostics_snapshot(state: str, size: tuple[int, int], repo: Path, settings: Settings, snap_compare: Any,
                               no_chart_timer: None) -> None:
     if state == "degraded":
         dg_degrade(repo, settings)
     else:
-        dg_seed(repo, settings, JOBS if state == "populated" else [])
+        dg_seed(repo, settings, {"populated": JOBS, "refusing": REFUSING_JOBS}.get(state, []))
     app = dg_app(MemoryManager.open(repo, settings), settings)
 
     async def run_before(pilot: Pilot) -> None:
         pilot.app.theme = "textual-dark"
         screen = await open_jobs(pilot)
-        if state == "populated":
+        if state in ("populated", "refusing"):
             table = screen.query_one("#jobs", DataTable)
-            table.move_cursor(row=table.get_row_index(JOBS[2][0]))
+            table.move_cursor(row=table.get_row_index((JOBS if state == "populated" else REFUSING_JOBS)[2][0]))
         await dg_wait(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -32,7 +32,7 @@ class StoreIdentity:
 
 
 def create_schema(conn: sqlite3.Connection, identity: StoreIdentity, now: float) -> str:
-    """Inside an open write transaction: the DDL, the meta row and the first active thread.
+    """Inside an open write transaction: the DDL, the meta rows and the first active thread.
     Returns the new thread ID."""
     for stmt in DDL:
         conn.execute(stmt)
@@ -40,6 +40,7 @@ def create_schema(conn: sqlite3.Connection, identity: StoreIdentity, now: float)
         "INSERT INTO memory_meta (id, generation, created_at, store_name, root, remote) VALUES (1, 1, ?, ?, ?, ?)",
         (now, identity.store_name, identity.root, identity.remote or None),
     )
+    conn.execute("INSERT INTO recall_meta (id, last_term_id) VALUES (1, 0)")  # the recall index's ID counter
     thread_id = new_id("thr")
     conn.execute("INSERT INTO threads (id, status, created_at) VALUES (?, 'active', ?)", (thread_id, now))
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -16,22 +16,30 @@ from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.memory.store_files import move_aside_odd_files
 from autopatch_tui.core.paths import StorePaths
 
-DATA_TABLES = (  # children first
-    "recall_terms", "item_candidates", "memory_items", "candidate_sources", "memory_candidates",
-    "memory_jobs", "turns", "threads",
+DATA_TABLES = (  # children first (the recall dictionary goes too; its ID counter does not)
+    "recall_postings", "recall_item_postings", "recall_dict", "item_candidates", "memory_items",
+    "candidate_sources", "memory_candidates", "memory_jobs", "turns", "threads",
 )
 
 
 def clear_healthy(conn: sqlite3.Connection, *, now: float) -> str:
     """Returns the new active thread ID."""
+    from autopatch_tui.core.recall import layout_upgrade  # the recall index's code: only when clearing
+
     thread_id = new_id("thr")
     with write_txn(conn):
         counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("threads", "turns", "memory_items")}
         conn.execute("UPDATE memory_meta SET generation = generation + 1 WHERE id = 1")
         # memory_jobs references itself; drop the links first so the delete order cannot matter
         conn.execute("UPDATE memory_jobs SET parent_job_id = NULL")
+        old_layout = layout_upgrade.is_terms_layout(conn)  # a store written before issue 23
+        if old_layout:
+            conn.execute(f"DELETE FROM {layout_upgrade.TERMS_TABLE}")
         for table in DATA_TABLES:
-            conn.execute(f"DELETE FROM {table}")
+            if not (old_layout and table.startswith("recall_")):
+                conn.execute(f"DELETE FROM {table}")
+        if old_layout:  # nothing left to carry over: the current layout is created empty
+            layout_upgrade.require_current(conn)
         conn.execute("INSERT INTO threads (id, status, created_at) VALUES (?, 'active', ?)", (thread_id, now))
         conn.execute(
             "INSERT INTO audit_events (at, event, detail) VALUES (?, 'memory_cleared', ?)",

@@ -1,7 +1,8 @@
 """Validation of an existing memory.db, without modifying it.
 
 A store is healthy only when: it is an SQLite file; `user_version` is 4; its catalog equals exactly
-what `schema.DDL` creates; `quick_check`, every table's CHECK constraints (`check_problem`: a
+what `schema.DDL` creates (or, for a store written before issue 23, `schema.TERMS_LAYOUT_DDL`: the same
+with the recall index in its first layout, see `schema.layout_ddl`); `quick_check`, every table's CHECK constraints (`check_problem`: a
 read-only `quick_check` skips them) and `foreign_key_check` pass; `memory_meta` holds exactly its one
 row and exactly one thread is active, both counted `NOT INDEXED`. Anything else is degraded with a
 `cause`, and the diagnostic says why in safe words (object types and names, versions, counts: never
@@ -19,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from autopatch_tui.core.constants import SCHEMA_VERSION
-from autopatch_tui.core.memory.schema import DDL, CatalogEntry, expected_catalog, read_catalog
+from autopatch_tui.core.memory.schema import DDL, CatalogEntry, expected_catalog, layout_ddl, read_catalog
 from autopatch_tui.core.memory.sqlite import open_readonly
 from autopatch_tui.core.terminal_text import plain_os_error
 
@@ -68,7 +69,7 @@ def _header_problem(path: Path) -> str | None:
 
 
 def _catalog_difference(found: list[CatalogEntry]) -> str | None:
-    expected = list(expected_catalog())
+    expected = list(expected_catalog(layout_ddl(found)))
     exp_by_name = {e[1]: e for e in expected}
     found_by_name = {f[1]: f for f in found}
     for f in found:
@@ -90,7 +91,7 @@ def _inspect_conn(conn: sqlite3.Connection) -> Health:
         if version == 0 and not catalog:
             return Health(False, 0, None, empty=True)
         if version == 0:
-            known = set(expected_catalog())
+            known = set(expected_catalog(layout_ddl(catalog)))
             first = next((c for c in catalog if c not in known), catalog[0])
             return _degraded(0, f"unversioned database with unknown {first[0]} '{first[1]}'")
         return _degraded(version, f"schema version {version} is not supported")
@@ -101,7 +102,7 @@ def _inspect_conn(conn: sqlite3.Connection) -> Health:
     if problems != ["ok"]:  # covers CHECK and NOT NULL constraints of every table, and the b-trees
         first = problems[0].splitlines()[0][:120]
         return _degraded(version, f"integrity check failed ({len(problems)} problem(s), first: {first})", CORRUPT)
-    problem = check_problem(conn)
+    problem = check_problem(conn, layout_ddl(catalog))
     if problem:
         return _degraded(version, f"integrity check failed ({problem})", CORRUPT)
     fk = conn.execute("PRAGMA foreign_key_check").fetchall()
@@ -244,12 +245,12 @@ def _balanced(sql: str, start: int) -> str:
     raise ValueError("unbalanced CHECK in the schema")
 
 
-@lru_cache(maxsize=1)
-def check_constraints() -> tuple[tuple[str, tuple[str, ...]], ...]:
+@lru_cache(maxsize=2)
+def check_constraints(ddl: tuple[str, ...] = DDL) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Every table's CHECK expressions, taken from the v4 DDL itself (the catalog is verified to
     equal it before these run)."""
     out = []
-    for stmt in DDL:
+    for stmt in ddl:
         table = _TABLE.match(stmt)
         if table:
             exprs = tuple(_balanced(stmt, m.end()) for m in _CHECK.finditer(stmt))
@@ -258,11 +259,11 @@ def check_constraints() -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(out)
 
 
-def check_problem(conn: sqlite3.Connection) -> str | None:
+def check_problem(conn: sqlite3.Connection, ddl: tuple[str, ...] = DDL) -> str | None:
     """SQLite's `quick_check` verifies CHECK constraints only on a writable connection; the store is
     inspected read-only, so each table's rows are tested against its CHECKs here, one scan a table.
     (A CHECK fails only when its expression is false, not NULL: `NOT (NULL)` selects nothing.)"""
-    for table, exprs in check_constraints():
+    for table, exprs in check_constraints(ddl):
         where = " OR ".join(f"NOT ({e})" for e in exprs)
         bad = conn.execute(f'SELECT count(*) FROM "{table}" NOT INDEXED WHERE {where}').fetchone()[0]
         if bad:

@@ -12,9 +12,9 @@ from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory import change_journal
 from autopatch_tui.core.memory.items import ItemFields
+from autopatch_tui.core.recall import layout_upgrade, postings
 from autopatch_tui.core.recall.paths import normalize_path
-from autopatch_tui.core.recall.phrase_index import phrase_rows
-from autopatch_tui.core.recall.terms import content_terms, is_check_id, normalize_phrase, phrase_terms
+from autopatch_tui.core.recall.terms import normalize_phrase
 
 MAX_RECALL_PHRASES = 16
 
@@ -50,23 +50,15 @@ def active_row_by_identity(conn: sqlite3.Connection, key: str) -> sqlite3.Row | 
 
 
 def index_terms(conn: sqlite3.Connection, row_id: int, f: ItemFields) -> None:
-    rows: list[tuple[str, int, str, int, int]] = []
+    """Inside a write txn: post an active revision to the recall index (`recall/postings.py`)."""
+    layout_upgrade.require_current(conn)
+    postings.index_item(conn, row_id, postings.item_postings(f.subject, f.aliases, f.keywords, f.statement, f.content))
 
-    def add_phrase(field: str, phrase_no: int, phrase: str) -> None:
-        terms = phrase_terms(phrase)
-        rows.extend((t, row_id, field, phrase_no, len(terms)) for t in terms)
-        rows.extend(phrase_rows(row_id, field, phrase_no, terms))  # the phrase index (phrase_index.py)
 
-    add_phrase("subject", 0, f.subject)
-    for n, alias in enumerate(f.aliases):
-        add_phrase("alias", n, alias)
-    for n, kw in enumerate(f.keywords):
-        add_phrase("check_id" if is_check_id(kw.strip()) else "keyword", n, kw)
-    body = content_terms(f"{f.statement}\n{f.content}")
-    rows.extend((t, row_id, "content", 0, min(2, len(body))) for t in body)
-    conn.executemany(
-        "INSERT OR IGNORE INTO recall_terms (term, item_row_id, field, phrase, need) VALUES (?, ?, ?, ?, ?)", rows
-    )
+def unindex(conn: sqlite3.Connection, row_id: int) -> None:
+    """Inside a write txn: a revision that left `active` leaves the recall index."""
+    layout_upgrade.require_current(conn)
+    postings.unindex_item(conn, row_id)
 
 
 def insert_revision(conn: sqlite3.Connection, f: ItemFields, *, logical_id: str | None, revision: int,
@@ -100,7 +92,7 @@ def retire_revision(conn: sqlite3.Connection, row_id: int, *, status: str, repla
     )
     if cur.rowcount:
         change_journal.note_retired(conn, row_id)  # the incremental review summary's delta
-    conn.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (row_id,))
+    unindex(conn, row_id)
 
 
 def link_candidates(conn: sqlite3.Connection, row_id: int, candidate_ids: Iterable[str]) -> None:

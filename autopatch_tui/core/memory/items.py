@@ -142,6 +142,8 @@ def show_item(conn: sqlite3.Connection, item_id: str) -> ItemDetail:
 def forget_item(conn: sqlite3.Connection, item_id: str, *, now: float) -> str:
     """Take an item out of listing and recall at once and suppress its candidates. RAW turns stay.
     Returns the logical ID."""
+    from autopatch_tui.core.memory.item_writes import unindex  # item_writes builds on this module
+
     with change_journal.tracked(conn), write_txn(conn):
         ensure_writable(conn)
         logical = resolve_logical_id(conn, item_id)
@@ -152,7 +154,7 @@ def forget_item(conn: sqlite3.Connection, item_id: str, *, now: float) -> str:
             raise MemoryNotFoundError(f"Memory item {logical} is not active (already forgotten or superseded)")
         conn.execute("UPDATE memory_items SET status = 'forgotten', updated_at = ? WHERE row_id = ?", (now, row[0]))
         change_journal.note_retired(conn, row[0])
-        conn.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (row[0],))
+        unindex(conn, row[0])
         conn.execute(
             "UPDATE memory_candidates SET status = 'suppressed' WHERE id IN"
             " (SELECT ic.candidate_id FROM item_candidates ic JOIN memory_items m ON m.row_id = ic.item_row_id"

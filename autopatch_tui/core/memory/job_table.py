@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.memory.refusals import refusal_counts
 from autopatch_tui.core.memory.sqlite import open_readonly, read_txn
 
 MAX_ROWS = 500
@@ -46,6 +47,7 @@ class JobTable:
     counts: Mapping[str, int]  # every status of C.JOB_STATUSES, zero when absent
     rows: tuple[JobRow, ...]  # newest first, at most `limit`
     total: int  # every job in the store
+    refusals: Mapping[str, int] = field(default_factory=dict)  # candidates the gate refused, by rule
 
     @property
     def open_jobs(self) -> int:
@@ -72,7 +74,8 @@ def job_table(conn: sqlite3.Connection, *, limit: int = MAX_ROWS) -> JobTable:
     with read_txn(conn):
         counts = job_counts(conn)
         rows = job_rows(conn, limit=limit)
-    return JobTable(counts=counts, rows=tuple(rows), total=sum(counts.values()))
+        refused = refusal_counts(conn)
+    return JobTable(counts=counts, rows=tuple(rows), total=sum(counts.values()), refusals=refused)
 
 
 def read_job_table(db_path: Path, *, limit: int = MAX_ROWS) -> JobTable:

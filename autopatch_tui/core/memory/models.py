@@ -4,6 +4,7 @@ CLI's `memory status` / `list` must not pay for importing pydantic (issue 14).""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Literal
 
 from autopatch_tui.core.contract_shape import Contract as _Contract
@@ -97,6 +98,8 @@ class StatusReport(_Contract):
     jobs: JobCounts
     failures: list[JobFailure]
     failures_total: int = 0  # all failed/retry_wait jobs with a failure; `failures` may list fewer
+    # candidates the gate refused, by rule, over all extraction jobs (contracts §8; most frequent first)
+    refusals: dict[str, int] = dataclasses.field(default_factory=dict)
     summary: SummaryState
     # shown by `memory status` (text); not part of the §5 JSON document
     candidates: dict[str, int] = exclude(default_factory=dict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autopatch_tui.core.memory.models import ItemDetail, ItemSummary, StatusReport
+from autopatch_tui.core.memory.refusals import refusals_line
 
 PERMISSION_CAUSES = frozenset({"read_only", "permission"})
 
@@ -39,6 +40,8 @@ def render_status(report: StatusReport) -> list[str]:
         lines.append(f"candidates: pending {report.candidates.get('pending', 0)}, suppressed "
                      f"{report.candidates.get('suppressed', 0)}"
                      " (a failed job's candidates come back with `memory retry JOB_ID`)")
+    if report.refusals:
+        lines.append(f"refused candidates (not remembered), by rule: {refusals_line(report.refusals)}")
     for f in report.failures:
         lines.append(
             f"  {f.status} {f.kind} job {f.job_id}: category={f.category} phase={f.phase} stage={f.stage}"

@@ -1,8 +1,15 @@
 """Schema v4 of `<repo>/.autopatch-j/memory.db`.
 
-The DDL below is the whole catalog: a store is healthy only when its `sqlite_master` equals, object
-for object and SQL text for SQL text, what these statements create (see `health.py`). Any change here
-is a schema change.
+The DDL below is the whole catalog of a new store: a store is healthy only when its `sqlite_master`
+equals, object for object and SQL text for SQL text, what these statements create (see `health.py`).
+Any change here is a schema change.
+
+The spec's tables are fixed. The recall index (`RECALL_DDL`) is derived data of our own: every row
+can be computed again from the active items. Its layout changed once within v4 (issue 23): stores
+written before hold it as `recall_terms` + `recall_terms_item` (`TERMS_RECALL_DDL`, the text exactly
+as those releases created it). That catalog is accepted too (`layout_ddl`), and the first write to
+such a store rebuilds its index in the current layout, inside one transaction
+(`core/recall/layout_upgrade.py`): the spec's tables and every row in them are left as they are.
 """
 
 from __future__ import annotations
@@ -16,6 +23,47 @@ from autopatch_tui.core import constants as C
 def _enum(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
+
+# The recall index (docs/recall.md, "The index"): a dictionary of terms and phrase keys, their
+# posting lists keyed by (term ID, field, item), and per item the list of what it posted (to take an
+# item out in a few seeks; a posting carries no index on the item). No foreign key on the postings:
+# they are reached from `recall_item_postings`, whose row is the item's (and cascades with it).
+RECALL_DDL: tuple[str, ...] = (
+    """CREATE TABLE recall_dict (
+    term TEXT PRIMARY KEY,
+    id INTEGER NOT NULL CHECK (id >= 1)
+) WITHOUT ROWID""",
+    f"""CREATE TABLE recall_postings (
+    term_id INTEGER NOT NULL,
+    field INTEGER NOT NULL CHECK (field BETWEEN 1 AND {len(C.RECALL_FIELDS)}),
+    item_row_id INTEGER NOT NULL,
+    phrase INTEGER NOT NULL,
+    need INTEGER CHECK ((need IS NULL) = (field = 1) AND (need IS NULL OR need >= 1)),
+    PRIMARY KEY (term_id, field, item_row_id, phrase)
+) WITHOUT ROWID""",
+    """CREATE TABLE recall_item_postings (
+    item_row_id INTEGER PRIMARY KEY REFERENCES memory_items(row_id) ON DELETE CASCADE,
+    postings BLOB NOT NULL CHECK (typeof(postings) = 'blob')
+)""",
+    """CREATE TABLE recall_meta (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    last_term_id INTEGER NOT NULL CHECK (last_term_id >= 0)
+)""",
+)
+
+# The recall index of the stores written before issue 23, exactly as they hold it (never created
+# again; `layout_upgrade` rebuilds it into `RECALL_DDL`).
+TERMS_RECALL_DDL: tuple[str, ...] = (
+    """CREATE TABLE recall_terms (
+    term TEXT NOT NULL,
+    item_row_id INTEGER NOT NULL REFERENCES memory_items(row_id) ON DELETE CASCADE,
+    field TEXT NOT NULL CHECK (field IN ('subject', 'alias', 'keyword', 'check_id', 'content', 'path')),
+    phrase INTEGER NOT NULL,
+    need INTEGER NOT NULL CHECK (need >= 1),
+    PRIMARY KEY (term, item_row_id, field, phrase)
+) WITHOUT ROWID""",
+    "CREATE INDEX recall_terms_item ON recall_terms(item_row_id)",
+)
 
 DDL: tuple[str, ...] = (
     """CREATE TABLE memory_meta (
@@ -157,15 +205,7 @@ DDL: tuple[str, ...] = (
     PRIMARY KEY (item_row_id, candidate_id)
 ) WITHOUT ROWID""",
     "CREATE INDEX item_candidates_candidate ON item_candidates(candidate_id)",
-    f"""CREATE TABLE recall_terms (
-    term TEXT NOT NULL,
-    item_row_id INTEGER NOT NULL REFERENCES memory_items(row_id) ON DELETE CASCADE,
-    field TEXT NOT NULL CHECK (field IN {_enum(C.TERM_FIELDS)}),
-    phrase INTEGER NOT NULL,
-    need INTEGER NOT NULL CHECK (need >= 1),
-    PRIMARY KEY (term, item_row_id, field, phrase)
-) WITHOUT ROWID""",
-    "CREATE INDEX recall_terms_item ON recall_terms(item_row_id)",
+    *RECALL_DDL,
     """CREATE TABLE store_aliases (
     alias TEXT PRIMARY KEY,
     added_at REAL NOT NULL
@@ -187,7 +227,10 @@ TABLES: tuple[str, ...] = (
     "candidate_sources",
     "memory_items",
     "item_candidates",
-    "recall_terms",
+    "recall_dict",
+    "recall_postings",
+    "recall_item_postings",
+    "recall_meta",
     "store_aliases",
     "audit_events",
 )
@@ -204,13 +247,25 @@ def read_catalog(conn: sqlite3.Connection) -> list[CatalogEntry]:
     return [(r[0], r[1], r[2], r[3] or "") for r in rows]
 
 
+# the whole catalog of a store written before issue 23: the same objects, the old recall index
+TERMS_LAYOUT_DDL: tuple[str, ...] = tuple(
+    stmt for part in (DDL[:DDL.index(RECALL_DDL[0])], TERMS_RECALL_DDL, DDL[DDL.index(RECALL_DDL[-1]) + 1:])
+    for stmt in part)
+
+
 @cache
-def expected_catalog() -> tuple[CatalogEntry, ...]:
-    """What the DDL creates, read back from a scratch in-memory database."""
+def expected_catalog(ddl: tuple[str, ...] = DDL) -> tuple[CatalogEntry, ...]:
+    """What `ddl` (by default: a new store's) creates, read back from a scratch in-memory database."""
     conn = sqlite3.connect(":memory:")
     try:
-        for stmt in DDL:
+        for stmt in ddl:
             conn.execute(stmt)
         return tuple(read_catalog(conn))
     finally:
         conn.close()
+
+
+def layout_ddl(catalog: list[CatalogEntry] | tuple[CatalogEntry, ...]) -> tuple[str, ...]:
+    """The DDL a found catalog must equal: the layout before issue 23 when it holds `recall_terms`,
+    else the current one. (Only these two are accepted; a store holding both has an unexpected object.)"""
+    return TERMS_LAYOUT_DDL if any(entry[1] == "recall_terms" for entry in catalog) else DDL

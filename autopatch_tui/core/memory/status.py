@@ -8,7 +8,13 @@ import sqlite3
 
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.constants import SCHEMA_VERSION
-from autopatch_tui.core.memory.models import JobCounts, JobFailure, StatusReport, SummaryState
+from autopatch_tui.core.memory.models import (
+    JobCounts,
+    JobFailure,
+    StatusReport,
+    SummaryState,
+)
+from autopatch_tui.core.memory.refusals import refusal_counts
 from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.paths import StorePaths
 
@@ -62,6 +68,7 @@ def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale
         candidates = {r[0]: r[1] for r in conn.execute(
             "SELECT status, count(*) FROM memory_candidates WHERE status IN ('pending', 'suppressed') GROUP BY status")}
         summary = summary_state(paths, conn, force_stale=summary_stale)
+        refusals = refusal_counts(conn)
     failures = [f for f in (failure_from_row(r) for r in rows) if f is not None]
     return StatusReport(
         state="healthy", db_path=str(paths.db), schema_version=SCHEMA_VERSION,
@@ -70,7 +77,7 @@ def healthy_status(conn: sqlite3.Connection, paths: StorePaths, *, summary_stale
         active_thread_id=active[0]["id"] if len(active) == 1 else None,
         threads=threads, turns=turns, active_items=items, jobs=JobCounts(**counts), failures=failures,
         failures_total=max(failures_total, len(failures)), summary=summary,
-        candidates={s: candidates.get(s, 0) for s in ("pending", "suppressed")},
+        candidates={s: candidates.get(s, 0) for s in ("pending", "suppressed")}, refusals=refusals,
     )
 
 

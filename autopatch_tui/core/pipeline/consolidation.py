@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from functools import cache
 
 from autopatch_tui.core.constants import PROJECT_KINDS
 from autopatch_tui.core.errors import MemoryContractError
@@ -33,8 +34,8 @@ from autopatch_tui.core.pipeline.contracts import (
     OperationOut,
 )
 from autopatch_tui.core.pipeline.semantic_gate import allowed_origins, check_operation
-from autopatch_tui.core.recall import phrase_index
-from autopatch_tui.core.recall.phrase_index import PHRASE_TERM
+from autopatch_tui.core.recall import layout_upgrade, postings
+from autopatch_tui.core.recall.phrase_index import PHRASE_FIELDS
 from autopatch_tui.core.recall.terms import phrase_terms
 
 MAX_RELATED_ITEMS = 24
@@ -139,25 +140,33 @@ def split_off(conn: sqlite3.Connection, lease: jobs.Lease, cands: list[Candidate
 
 def _shared_term_items(conn: sqlite3.Connection, terms: list[str], limit: int) -> list[int]:
     """Items sharing phrase terms with the candidates, most shared first, newest first. Each term
-    reads at most MAX_ROWS_PER_TERM index rows (its newest items); the counting, ordering and limit
-    run inside SQLite in one statement (one per number of terms, so the statement cache keeps it)."""
+    reads at most MAX_ROWS_PER_TERM index rows (its newest phrase postings); the counting, ordering and
+    limit run inside SQLite in one statement (one per number of terms, so the statement cache keeps it)."""
     if not terms:
         return []
-    # the phrase postings of a term (`phrase_index.PHRASE_TERM` rows): one range read that never
-    # touches the term's content postings (a common word has thousands of those)
-    prefix = PHRASE_TERM
-    arm = ("SELECT * FROM (SELECT item_row_id AS item FROM recall_terms WHERE term = ?"
-           " ORDER BY item_row_id DESC LIMIT ?)")
-    if phrase_index.missing(conn):  # a store not yet backfilled (the worker does it): the plain rows
-        prefix = ""
-        arm = ("SELECT * FROM (SELECT item_row_id AS item FROM recall_terms WHERE term = ? AND field IN"
-               " ('subject', 'alias', 'keyword', 'check_id') ORDER BY item_row_id DESC LIMIT ?)")
-    sql = ("SELECT item FROM (" + " UNION ALL ".join([arm] * len(terms)) + ")"
-           " GROUP BY item ORDER BY count(*) DESC, item DESC LIMIT ?")
-    args: list[object] = []
-    for term in terms:
-        args += [prefix + term, MAX_ROWS_PER_TERM]
-    return [row[0] for row in conn.execute(sql, [*args, limit])]
+    with layout_upgrade.reading(conn) as index:
+        ids = index.ids(conn, terms)
+        found = [ids[t] for t in terms if t in ids]
+        if not found:
+            return []
+        args: list[object] = []
+        for term_id in found:
+            args += [term_id, MAX_ROWS_PER_TERM]
+        return [row[0] for row in conn.execute(_shared_sql(index.table, len(found)), [*args, limit])]
+
+
+@cache
+def _shared_sql(table: str, count: int) -> str:
+    """A term's phrase postings, newest first: per phrase field, a backward range read of at most
+    MAX_ROWS_PER_TERM rows (never the term's content postings, which a common word has thousands of);
+    their newest MAX_ROWS_PER_TERM together (`{term}`, `{cap}`: the parameters of the term ID and the cap)."""
+    fields = [code for name, code in postings.FIELD.items() if name in PHRASE_FIELDS]
+    per_field = " UNION ALL ".join(
+        f"SELECT * FROM (SELECT item_row_id AS item, field, phrase FROM {table} WHERE term_id = {{term}}"
+        f" AND field = {f} ORDER BY item_row_id DESC, phrase DESC LIMIT {{cap}})" for f in fields)
+    arm = f"SELECT item FROM (SELECT * FROM ({per_field}) ORDER BY item DESC, field DESC, phrase DESC LIMIT {{cap}})"
+    arms = " UNION ALL ".join(arm.format(term=f"?{2 * n + 1}", cap=f"?{2 * n + 2}") for n in range(count))
+    return f"SELECT item FROM ({arms}) GROUP BY item ORDER BY count(*) DESC, item DESC LIMIT ?{2 * count + 1}"
 
 
 def related_payload(row: sqlite3.Row) -> dict[str, object]:

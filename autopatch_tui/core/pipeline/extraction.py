@@ -7,15 +7,28 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory import jobs
 from autopatch_tui.core.memory.sqlite import write_txn
-from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut, validate_reply
-from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, fit, load_input
-from autopatch_tui.core.pipeline.extraction_rules import Verdict, validate_extraction
+from autopatch_tui.core.pipeline.contracts import (
+    CandidateOut,
+    ExtractionOut,
+    validate_reply,
+)
+from autopatch_tui.core.pipeline.extraction_payload import (
+    ExtractionInput,
+    fit,
+    load_input,
+)
+from autopatch_tui.core.pipeline.extraction_rules import (
+    Verdict,
+    safe_summary,
+    validate_extraction,
+)
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.prompts import EXTRACTION_SYSTEM, REPAIR_SUFFIX
 
@@ -46,8 +59,8 @@ def judge(reply: dict, inp: ExtractionInput, *, after_repair: bool) -> tuple[Ext
         out = validate_reply(ExtractionOut, reply)
     except MemoryContractError as exc:
         return None, None, exc.rule
-    verdict = validate_extraction(out, inp)
-    blocking = verdict.blocking(after_repair=after_repair)
+    verdict = validate_extraction(out, inp, after_repair=after_repair)
+    blocking = verdict.blocking()
     return out, verdict, blocking[0].rule if blocking else None
 
 
@@ -82,11 +95,26 @@ def commit(conn: sqlite3.Connection, lease: jobs.Lease, inp: ExtractionInput, ou
             status = "succeeded_no_output"
             reason = "all_rejected" if out.candidates else "no_candidates"
         jobs.mark_done(conn, lease, status=status, reason=reason, provider_calls=provider_calls, now=now)
-        refused = verdict.safe_summary()
-        if refused:  # the named refusals on the batch's first job (as its candidates), shown in the
-            # job diagnostics; no failure category, so it is no failure
-            conn.execute("UPDATE memory_jobs SET failure_rule = ? WHERE id = ?", (refused, lease.job_ids[0]))
+        record_refusals(conn, lease, verdict)
     return status
+
+
+def record_refusals(conn: sqlite3.Connection, lease: jobs.Lease, verdict: Verdict) -> None:
+    """Each refusal's rule on the extraction job of the turn its candidate's first batch user source
+    belongs to (the batch's first job when it has none), as that job's safe verdict: `rule:count`
+    pairs in `failure_rule` with no failure category — no failure, shown in the job diagnostics and
+    counted by `memory status` (`refusals.refusal_counts`). A turn's refusals are read from its job."""
+    per_turn = verdict.by_turn()
+    if not per_turn:
+        return
+    marks = ",".join("?" * len(lease.job_ids))
+    job_of = {turn: job for job, turn in conn.execute(
+        f"SELECT id, turn_id FROM memory_jobs WHERE id IN ({marks})", lease.job_ids)}
+    per_job: dict[str, Counter[str]] = {}
+    for turn, counts in per_turn.items():
+        per_job.setdefault(job_of.get(turn, lease.job_ids[0]), Counter()).update(counts)
+    for job, counts in per_job.items():
+        conn.execute("UPDATE memory_jobs SET failure_rule = ? WHERE id = ?", (safe_summary(counts), job))
 
 
 def insert_candidate(conn: sqlite3.Connection, cand: CandidateOut, *, job_id: str | None, consolidation_job_id: str,

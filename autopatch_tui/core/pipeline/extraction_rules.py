@@ -4,26 +4,32 @@ Two kinds of findings:
 - *violations* break the contract in a way the payload can prove (unknown source turn, a quote that
   is not verbatim in the sent and RAW text, an empty checkpoint, a Chinese decision without an
   English recall alias). They trigger the single repair call.
-- *rejections* drop one candidate by policy (no current user source, a one-off scope, an
-  assistant-only claim, apply-only confirmation, weak repetition evidence, a code fact in a
-  discussion) or by the semantic gate (`semantic_gate.py`: the user's own words must carry the
-  meaning). The rest of the reply still commits; the refusals are counted per rule name.
-Strength `hard` and recall `always` are kept only for explicitly lasting statements; otherwise they
-are lowered to `soft` / `on_match` (counted as adjustments)."""
+- *rejections* drop one candidate by policy (no current user source, an assistant-only claim,
+  apply-only confirmation, weak repetition evidence, a code fact in a discussion) or by the
+  semantic gate (`semantic_gate.py`: the user's own clause must be the evidence). The rest of the
+  reply still commits; each refusal is recorded with its rule and the turn of the candidate's first
+  batch user source (`Verdict.refusals`), so a turn's refusals land on its own job.
+The repaired reply goes through every rule again: a Chinese decision whose aliases still do not
+cover it after the one repair is refused (`cjk_decision_needs_english_alias`), never tolerated.
+Strength and recall follow the evidence: `hard` + `always` exactly when the gate read the clause as
+lasting, else `soft` + `on_match` (changes counted as adjustments); inferred repetitions and
+discussions are always `soft` + `on_match`."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 
-from autopatch_tui.core import constants as C
 from autopatch_tui.core.pipeline import markers as M
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
-from autopatch_tui.core.pipeline.semantic_gate import aliases_cover_decision, refuse_candidate
+from autopatch_tui.core.pipeline.semantic_gate import (
+    aliases_cover_decision,
+    refuse_candidate,
+)
 from autopatch_tui.core.recall.terms import content_terms, query_terms
 
-SOFT_RULES = {"cjk_decision_needs_english_alias"}  # tolerated after the repair
+ALIAS_RULE = "cjk_decision_needs_english_alias"  # a violation before the repair, a refusal after it
 
 
 @dataclass(frozen=True)
@@ -35,28 +41,46 @@ class Violation:
         return {"rule": self.rule, "where": self.where}
 
 
+def safe_summary(counts: Counter[str], limit: int = 64) -> str | None:
+    """Refusal counts as `rule:count` joined by "." (most frequent first), within `limit`
+    characters and the job table's safe rule alphabet; None when nothing was refused."""
+    out = ""
+    for rule, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        part = f"{rule}:{n}"
+        if len(out) + len(part) + (1 if out else 0) > limit:
+            break
+        out = f"{out}.{part}" if out else part
+    return out or None
+
+
 @dataclass
 class Verdict:
     violations: list[Violation] = field(default_factory=list)
     accepted: list[CandidateOut] = field(default_factory=list)
-    rejected: Counter[str] = field(default_factory=Counter)
+    # (rule, turn ID of the candidate's first batch user source or None), one per refused candidate
+    refusals: list[tuple[str, str | None]] = field(default_factory=list)
     adjusted: Counter[str] = field(default_factory=Counter)
 
-    def safe_summary(self, limit: int = 64) -> str | None:
-        """The refusals as `rule:count` joined by "." (most frequent first), within `limit`
-        characters and the job table's safe rule alphabet; None when nothing was refused."""
-        out = ""
-        for rule, n in sorted(self.rejected.items(), key=lambda kv: (-kv[1], kv[0])):
-            part = f"{rule}:{n}"
-            if len(out) + len(part) + (1 if out else 0) > limit:
-                break
-            out = f"{out}.{part}" if out else part
-        return out or None
+    @property
+    def rejected(self) -> Counter[str]:
+        return Counter(rule for rule, _ in self.refusals)
 
-    def blocking(self, *, after_repair: bool) -> list[Violation]:
-        if not after_repair:
-            return self.violations
-        return [v for v in self.violations if v.rule not in SOFT_RULES]
+    def refuse(self, rule: str, cand: CandidateOut, inp: ExtractionInput) -> None:
+        turn = next((s.turn_id for s in cand.sources if s.role == "user" and s.turn_id in inp.batch_ids), None)
+        self.refusals.append((rule, turn))
+
+    def safe_summary(self, limit: int = 64) -> str | None:
+        return safe_summary(self.rejected, limit)
+
+    def by_turn(self) -> dict[str | None, Counter[str]]:
+        """Refusal counts per turn ID (None: a candidate without a batch user source)."""
+        out: dict[str | None, Counter[str]] = {}
+        for rule, turn in self.refusals:
+            out.setdefault(turn, Counter())[rule] += 1
+        return out
+
+    def blocking(self) -> list[Violation]:
+        return self.violations
 
 
 def _in_sent(inp: ExtractionInput, turn_id: str, role: str, quote: str) -> bool:
@@ -131,11 +155,6 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
         return None if _inferred_ok(cand, turns) else "inferred_evidence"
     if not batch_user:
         return "current_batch_source"
-    for s in batch_user:
-        turn = turns[s.turn_id]
-        local_applies = turn.intent in C.REPAIR_INTENTS or cand.kind in C.PROJECT_KINDS
-        if local_applies and any(M.is_one_off(c) for c in M.clauses_around(turn.user, s.quote)):
-            return "one_off_scope"
     if cand.kind == "discussion_context":
         if any(s.role == "assistant" for s in cand.sources):
             return "discussion_assistant_source"
@@ -149,8 +168,6 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
         proposals = [s for s in cand.sources if s.role == "assistant" and turns[s.turn_id].sequence < last_user_seq]
         if not proposals:
             return "adopted_needs_assistant_and_user"
-        if any(M.is_local_proposal(M.clause_around(turns[s.turn_id].assistant, s.quote)) for s in proposals):
-            return "one_off_scope"  # adopting a proposal limited to this place/patch stays local
         if all(M.is_apply_only(turns[s.turn_id].user) for s in batch_user):
             return "apply_only"
         return None
@@ -160,21 +177,14 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
     return None
 
 
-def _normalize(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView], verdict: Verdict) -> CandidateOut:
-    user_clauses = " ".join(M.clause_around(turns[s.turn_id].user, s.quote)
-                            for s in cand.sources if s.role == "user")
-    lasting = cand.origin in ("explicit", "adopted_proposal") and M.is_lasting(user_clauses)
-    changes: dict[str, str] = {}
+def _standing(cand: CandidateOut, lasting: bool, verdict: Verdict) -> CandidateOut:
+    """Strength and recall from the evidence: hard + always exactly when the clause lasts."""
     if cand.origin == "inferred_repetition" or cand.kind == "discussion_context":
-        changes = {"strength": "soft", "recall_mode": "on_match"}
-    else:
-        if cand.strength == "hard" and not lasting:
-            changes["strength"] = "soft"
-        if cand.recall_mode == "always" and not lasting:
-            changes["recall_mode"] = "on_match"
-    changes = {k: v for k, v in changes.items() if getattr(cand, k) != v}
+        lasting = False
+    want = {"strength": "hard" if lasting else "soft", "recall_mode": "always" if lasting else "on_match"}
+    changes = {k: v for k, v in want.items() if getattr(cand, k) != v}
     for k in changes:
-        verdict.adjusted[f"{k}_not_lasting"] += 1
+        verdict.adjusted[f"{k}_{'lasting' if lasting else 'not_lasting'}"] += 1
     return replace_candidate(cand, **changes) if changes else cand
 
 
@@ -182,7 +192,7 @@ def replace_candidate(cand: CandidateOut, **changes: object) -> CandidateOut:
     return cand.model_copy(update=changes)
 
 
-def validate_extraction(out: ExtractionOut, inp: ExtractionInput) -> Verdict:
+def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repair: bool = False) -> Verdict:
     verdict = Verdict()
     if not out.thread_checkpoint.strip():
         verdict.violations.append(Violation("checkpoint_empty", "thread_checkpoint"))
@@ -190,16 +200,23 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput) -> Verdict:
     for i, cand in enumerate(out.candidates):
         if not _check_sources(i, cand, inp, turns, verdict):
             continue
+        rule = _policy(cand, inp, turns)
+        judgement = None if rule else refuse_candidate(cand, inp, turns)
+        rule = rule or (judgement.rule if judgement else None)
+        if rule:
+            verdict.refuse(rule, cand, inp)
+            continue
         if (cand.kind == "project_decision" and cand.origin != "inferred_repetition"
                 and M.cjk_dominant(cand.statement)
                 and not aliases_cover_decision(cand.subject, cand.statement, cand.content, cand.aliases)):
-            verdict.violations.append(Violation("cjk_decision_needs_english_alias", f"candidates[{i}].aliases"))
-        rule = _policy(cand, inp, turns) or refuse_candidate(cand, inp, turns)
-        if rule:
-            verdict.rejected[rule] += 1
+            if after_repair:  # the one repair did not repair it: refused, never stored as it is
+                verdict.refuse(ALIAS_RULE, cand, inp)
+            else:
+                verdict.violations.append(Violation(ALIAS_RULE, f"candidates[{i}].aliases"))
             continue
-        verdict.accepted.append(_normalize(cand, inp, turns, verdict))
+        # judgement None: the gate is switched off (bench/quality.py --baseline): the model's standing
+        verdict.accepted.append(_standing(cand, judgement.lasting, verdict) if judgement else cand)
     return verdict
 
 
-__all__ = ["Verdict", "Violation", "validate_extraction", "SOFT_RULES"]
+__all__ = ["ALIAS_RULE", "Verdict", "Violation", "safe_summary", "validate_extraction"]

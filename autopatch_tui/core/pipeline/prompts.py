@@ -3,7 +3,24 @@ last user message; the reply must be one JSON object (contracts §3)."""
 
 from __future__ import annotations
 
-EXTRACTION_SYSTEM = """You maintain the long-term project Memory of a code assistant.
+# The prompt's examples: the same rules the gate applies (tests/pipeline/test_prompts.py reads each one
+# through the gate's reader). (user words, quoted clause or None = all of it, outcome)
+PROMPT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
+    ("From now on, every PR needs a changelog entry.", None, "keep, hard/always"),
+    ("以后接口返回统一用 snake_case。", None, "keep, hard/always"),
+    ("Skip the docs this time, but from now on every module gets a README.", "from now on every module gets a README",
+     "keep, hard/always (quote the second clause)"),
+    ("Prefer early returns over nested ifs.", None, "keep, soft/on_match"),
+    ("测试用 pytest，不要用 unittest。", None, "keep, soft/on_match"),
+    ("For this answer, keep it short.", None, "refuse: one-off"),
+    ("这次先不写测试。", None, "refuse: one-off"),
+    ("The worker pool has eight threads.", None, "refuse: code fact"),
+    ("CI 上的任务全是绿的。", None, "refuse: code fact"),
+    ("We'll likely move to Bazel.", None, "refuse: hedge"),
+    ("要不要换成 MySQL？", None, "refuse: open point (a discussion at most)"),
+)
+
+EXTRACTION_TEMPLATE = """You maintain the long-term project Memory of a code assistant.
 You receive one JSON object: a conversation thread's previous checkpoint, the adjacent previous turn,
 a batch of new turns, and (for repair work) recent repair evidence. Reply with exactly one JSON object:
 {"thread_checkpoint": str, "candidates": [...]}
@@ -17,36 +34,44 @@ strength ("hard" | "soft"), origin ("explicit" | "adopted_proposal" | "inferred_
 recall_mode ("always" | "on_match"), applies_to_paths [str], aliases [str], keywords [str],
 sources [{"turn_id", "role": "user" | "assistant", "quote"}] (1..8).
 
-Rules:
+Evidence rules (a program checks every candidate the same way and drops the ones that break them):
 - Every quote is copied verbatim (exact substring) from the text of that turn and role in the input.
-  Never quote text replaced by a "[... N chars omitted ...]" marker.
-- user_preference / project_decision need the user's own words from a turn of the current batch.
-  origin "explicit": the user stated it. origin "adopted_proposal": the user briefly confirmed a decision
-  the assistant proposed in the previous turn; cite BOTH the assistant proposal and the user confirmation.
-- Never create a preference or decision from the assistant alone, from code facts, tool results, from
-  the user merely applying a patch ("apply"), or from speculation.
-- Corrections limited to the current place or patch ("here", "this time", "这里", "本次") and one-off
-  requests ("for this answer", "for now", "这次", "暂时", "先…") are NOT Memory.
-- The user's quoted words must state the lasting intent themselves: a question, an open point ("not
-  decided", "should we", "要不要", "是否"), a hedge ("maybe", "也许") or a request for information is
-  never a preference or decision (an open point may be a discussion_context); a bare acknowledgement
-  ("ok", "继续吧") only confirms an adopted_proposal whose assistant proposal is quoted.
-- What the code or configuration currently is ("currently targets Java 21", "现在配置的是") is a code
-  fact, never Memory. Paths go into applies_to_paths, never into the subject. subject and statement
-  must contain words.
+  Never quote text replaced by a "[... N chars omitted ...]" marker. Quote the clause that carries the
+  rule, not a neighbouring one.
+- user_preference / project_decision (origin "explicit") need a quote of the user, from a turn of the
+  current batch, whose clause is itself an instruction or a commitment: an imperative ("use X"), "let's",
+  "we will / we use X for …", "I want / I prefer", "must / should / never", 请/以后/统一/一律/必须/不要/别,
+  or "remember this". Everything else is NOT Memory: a one-off or local request (this time, today, here,
+  this file/PR/function, until an event, for the rest of this chat, 这次/这里/今天/暂时/先…), a statement
+  of what the code, config, dependencies, CI or a test run is or did (whatever words it uses), a hedge
+  (maybe, probably, might, 也许/可能), a question, an open point (should we, 要不要, 是否), a request for
+  information, a bare acknowledgement, or anything only the assistant said.
+- Clause structure decides, not single words: in "X this time, but from now on Y" only Y is a rule; a
+  negated limit ("not just this PR", "不只是这次") makes it lasting; a polite request for a lasting
+  behaviour ("could you always …?") is an instruction; a because-clause does not weaken it.
+- origin "adopted_proposal": the assistant proposed something in an earlier turn and the user's reply
+  affirms it (yes, ok, sounds good, let's do that, lgtm, 可以, 行, 就这么办) with no negation, doubt,
+  deferral or time limit ("no", "let me think", "maybe later", "ok for this PR only", 算了 do not adopt).
+  Cite BOTH the assistant's proposal (a suggestion, not a question or a report) and the user's reply.
+- discussion_context: an undecided project trade-off the user raised and wants to continue. Cite the
+  user only; no code facts; no conclusions (neither the assistant's nor a decision).
+- strength "hard" + recall_mode "always" exactly when the user's words say it lasts ("always",
+  "never", "from now on", "for every/all new …", "keep in mind", "this is settled", 以后, 统一, 一律);
+  otherwise "soft" + "on_match".
 - origin "inferred_repetition" only for the same correction repeated in at least three distinct review
-  turns with distinct finding evidence keys across at least two files; always strength "soft",
-  recall_mode "on_match".
-- strength "hard" and recall_mode "always" only when the user said it lasts ("always", "from now on",
-  "以后", "所有"). Otherwise "soft" / "on_match".
-- discussion_context: an undecided project design question the user raised and wants to continue.
-  Cite the user only; do not state code facts; do not include the assistant's conclusions.
+  turns with distinct finding evidence keys across at least two files; always "soft" / "on_match".
+- Paths go into applies_to_paths (repo-relative paths or globs; [] for the whole project), never into
+  the subject. subject and statement must contain words.
 - aliases and keywords are recall phrases. For a decision expressed mainly in Chinese, add stable
-  English search phrases covering both the object and the action/constraint (e.g. "旧 memory schema
-  不兼容，直接删除" -> aliases ["backward compatibility", "delete legacy schema"]), not only English
-  technical nouns copied from the text.
-- applies_to_paths: repo-relative paths or globs the item applies to; [] for the whole project.
+  English phrases naming both the object and the action/constraint (e.g. "旧 memory schema
+  不兼容，直接删除" -> ["backward compatibility", "delete legacy schema"]), not only copied English nouns.
+
+Examples (user words -> outcome):
+{examples}
+"hmm, let me check with the team" after a proposal -> no adoption
 If nothing durable was said, return "candidates": []."""
+EXTRACTION_SYSTEM = EXTRACTION_TEMPLATE.replace(
+    "{examples}", "\n".join(f'"{text}" -> {outcome}' for text, _, outcome in PROMPT_EXAMPLES))
 
 REPAIR_SUFFIX = """
 

@@ -325,6 +325,9 @@ class PipelineRunner:
         with self._gate():
             status = extraction.commit(conn, lease, inp, out, verdict, provider_calls=self._calls,
                                        now=self.clock.now())
+        if verdict.refusals:  # rule names and counts only (contracts §6), never a candidate or a quote
+            log.info("memory extraction job %s: %s, kept %d, refused %s", ",".join(lease.job_ids), status,
+                     len(verdict.accepted), verdict.safe_summary())
         return StepOutcome(lease.kind, lease.job_ids, status)
 
     # --- consolidation ----------------------------------------------------------------------

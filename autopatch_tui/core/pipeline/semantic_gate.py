@@ -1,26 +1,24 @@
-"""The semantic gate: deterministic meaning checks on every extraction candidate (after the
-provenance checks of `extraction_rules.py`) and on every consolidation operation.
+"""The semantic gate: the evidence every extraction candidate rests on (after the provenance checks
+of `extraction_rules.py`), and the meaning rules of every consolidation operation.
 
-A model is fallible; the program is the guard. Each refusal is a named rule (the names are listed
-in `RULES` and documented with their reasoning in docs/memory.md, "The semantic gate"); the word
-lists live in `markers.py`. Matching runs on the normalized clauses around each quote, never on the
-whole turn, in Chinese, English and mixed text.
+A model is fallible; the program is the guard. A preference or decision is kept only on evidence —
+the user's own quoted clause is a directive, a commitment or a preference (`reading.py`) — and is
+refused otherwise, with a named rule; nothing is kept in a weaker form. The same reading decides the
+standing: `Judgement.lasting` (the clause says it lasts) makes the item hard + always, anything else
+soft + on_match (`extraction_rules.py`). Rules and their reasoning: docs/memory.md ("The semantic
+gate"); every rule name is in `RULES`.
 
-Extraction rules (`refuse_candidate`, first broken rule wins):
-- `empty_identity`: subject or statement normalizes to nothing ("\\u200b", "???", "---", "   ");
-- `quote_without_word`: a source quote without a letter or digit;
-- `discussion_origin`: a discussion is the user's own open question: origin `explicit` only;
-- `inferred_counter_example`: a later repair review in the payload where the user kept the
-  original behaviour contradicts an inferred repetition;
-(`one_off_scope` — "for this answer", "this time", "这次", "先…" — is checked before, with the
-policy rules of extraction_rules.py, on the same clauses and `markers.is_one_off`.)
-- `code_fact`: support (or a discussion's fields) stating what the code/config currently is;
-- `undecided`, `user_question`, `request_for_info`, `hedged`, `acknowledgement_only`,
-  `off_meaning`: no batch user quote of an explicit preference/decision asserts an intent that
-  shares the candidate's terms; an adopted proposal's confirmation must not be a question, hedge or
-  open point;
-- `assistant_conclusion`: a conclusion only the assistant drew (a decision claimed from the user's
-  question, a discussion whose fields carry the assistant's verdict).
+Extraction (`refuse_candidate`, first broken rule wins):
+- `empty_identity`, `quote_without_word`, `discussion_origin`, `inferred_counter_example`;
+- an explicit preference/decision: a batch user quote whose clause reads as a directive, commitment
+  or preference and shares the candidate's terms; otherwise the most specific of `code_fact`,
+  `undecided`, `user_question`, `request_for_info`, `hedged`, `acknowledgement_only`,
+  `one_off_scope`, `no_directive`, `off_meaning` (or `assistant_conclusion` when only the
+  assistant concluded it);
+- an adopted proposal: the reply affirms (`not_confirmed`, or `one_off_scope` for a time or place
+  limit), the assistant quote proposes (`not_a_proposal`) and is not local (`one_off_scope`);
+- a discussion: an open point the user raised (`discussion_not_open`), without code facts
+  (`code_fact`) or a conclusion the user did not draw (`assistant_conclusion`).
 Consolidation rules (`check_operation`, raised as MemoryContractError): `empty_identity`,
 `origin_escalation`, `adopted_needs_assistant_and_user`, `code_fact`, `assistant_conclusion`. An
 operation may write only an origin one of its candidates has, except that merging topic candidates
@@ -29,25 +27,44 @@ operation may write only an origin one of its candidates has, except that mergin
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.pipeline import markers as M
+from autopatch_tui.core.pipeline.clauses import segments
 from autopatch_tui.core.pipeline.contracts import CandidateOut, OperationOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
+from autopatch_tui.core.pipeline.reading import (
+    confirmation_refusal,
+    is_open_point,
+    proposal_refusal,
+    read_quote,
+)
 from autopatch_tui.core.recall.terms import content_terms, normalize_phrase, query_terms
 
 RULES = (
-    "empty_identity", "quote_without_word", "discussion_origin", "inferred_counter_example", "code_fact", "undecided", "user_question", "request_for_info", "hedged", "acknowledgement_only",
-    "off_meaning", "assistant_conclusion", "origin_escalation", "adopted_needs_assistant_and_user",
+    "empty_identity", "quote_without_word", "discussion_origin", "inferred_counter_example", "code_fact", "undecided",
+    "user_question", "request_for_info", "hedged", "acknowledgement_only", "one_off_scope", "no_directive",
+    "off_meaning", "assistant_conclusion", "not_confirmed", "not_a_proposal", "discussion_not_open",
+    "origin_escalation", "adopted_needs_assistant_and_user",
 )
 # Whole-turn texts the gate compares against (assistant replies, user turns) are read up to this
 # many characters from the start: enough for any conversational turn, bounded for a pasted log.
 MAX_TURN_TEXT = 8000
 # When no batch user quote carries the meaning, the reported rule is the most specific one found.
-_PRIORITY = ("code_fact", "undecided", "user_question", "request_for_info", "hedged", "acknowledgement_only",
-             "off_meaning")
+_PRIORITY = ("code_fact", "undecided", "user_question", "request_for_info", "hedged", "one_off_scope",
+             "acknowledgement_only", "no_directive", "off_meaning")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The gate's verdict on one candidate: the refusing rule (None = kept) and, for a kept
+    preference or decision, whether its evidence says it lasts (hard + always)."""
+
+    rule: str | None
+    lasting: bool = False
 
 
 # --------------------------------------------------------------------------- helpers
@@ -71,71 +88,52 @@ def shares_meaning(quote: str, meaning: set[str], candidate_text: str) -> bool:
 
 
 def classify_user_clause(clause: str) -> str | None:
-    """Why this user clause does not assert an intent, or None when it does."""
-    if M.is_code_fact_clause(clause):
-        return "code_fact"
-    if M.is_undecided(clause):
-        return "undecided"
-    if M.is_question(clause):
-        return "user_question"
-    if M.is_info_request(clause):
-        return "request_for_info"
-    if M.is_hedged(clause):
-        return "hedged"
-    if M.is_acknowledgement(clause) or M.is_apply_only(clause):
-        return "acknowledgement_only"
-    return None
-
-
-def _clauses(turn: TurnView, role: str, quote: str) -> list[str]:
-    return M.clauses_around(turn.user if role == "user" else turn.assistant, quote)
-
-
-def _label(turn: TurnView, quote: str) -> str | None:
-    """The first non-intent label among the clauses around a user quote (all must assert)."""
-    for clause in _clauses(turn, "user", quote):
-        label = classify_user_clause(clause)
-        if label:
-            return label
-    return None
+    """Why this user clause does not carry an intent, or None when it does (its own reading)."""
+    return read_quote(clause, clause).refusal()
 
 
 def _pick(labels: Sequence[str]) -> str:
-    return min(labels, key=_PRIORITY.index)
+    return min(labels, key=lambda r: _PRIORITY.index(r) if r in _PRIORITY else len(_PRIORITY))
 
 
 def aliases_cover_decision(subject: str, statement: str, content: str, aliases: Sequence[str]) -> bool:
     """A Chinese decision's English aliases cover the decided object AND the action, constraint or
-    trade-off with English terms of their own: at least two new English terms that are not all
-    generic ("old", "legacy"), or one new action term next to an English object term."""
+    trade-off (the spec's "同时覆盖决定对象以及动作、约束或取舍"): an alias word naming an action,
+    constraint or trade-off (`markers.alias_action_words`: "drop", "compatibility", "store … in UTC",
+    "api returns json") that is not copied from the decision's own text, beside an English object
+    term, new or copied, that is neither such a word nor generic ("old", "legacy")."""
     copied = set(content_terms(f"{subject} {statement} {content}"))
     english_copied = {t for t in copied if t.isascii() and any(ch.isalpha() for ch in t)}
     new: set[str] = set()
+    actions: set[str] = set()
     for alias in aliases:
-        new |= {t for t in query_terms(alias) if t.isascii() and any(ch.isalpha() for ch in t)} - copied
-    if len(new) >= 2 and new - M.ALIAS_GENERIC_TERMS:
-        return True
-    return bool(new & M.ALIAS_ACTION_TERMS) and bool(english_copied | (new - M.ALIAS_ACTION_TERMS))
+        terms = {t for t in query_terms(alias) if t.isascii() and any(ch.isalpha() for ch in t)}
+        new |= terms - copied
+        actions |= {t for w in M.alias_action_words(alias) for t in query_terms(w)} - copied
+    if not actions:
+        return False
+    return any(t not in actions and not M.is_alias_action(t) and t not in M.ALIAS_GENERIC_TERMS
+               for t in new | english_copied)
 
 
 # --------------------------------------------------------------------------- extraction
 
 
-def refuse_candidate(cand: CandidateOut, inp: ExtractionInput, turns: Mapping[str, TurnView]) -> str | None:
-    """The first semantic rule `cand` breaks, or None. Provenance was checked before."""
+def refuse_candidate(cand: CandidateOut, inp: ExtractionInput, turns: Mapping[str, TurnView]) -> Judgement:
+    """The gate's judgement of `cand`. Provenance was checked before."""
     if empty_identity(cand.subject, cand.statement):
-        return "empty_identity"
+        return Judgement("empty_identity")
     if any(not M.has_word(s.quote) for s in cand.sources):
-        return "quote_without_word"
+        return Judgement("quote_without_word")
     if cand.kind == "discussion_context" and cand.origin != "explicit":
-        return "discussion_origin"
+        return Judgement("discussion_origin")
     if cand.origin == "inferred_repetition":
-        return "inferred_counter_example" if _counter_example(cand, turns) else None
+        return Judgement("inferred_counter_example" if _counter_example(cand, turns) else None)
     batch_user = [s for s in cand.sources if s.role == "user" and s.turn_id in inp.batch_ids]
     if cand.kind == "discussion_context":
-        return _discussion(cand, turns, batch_user)
+        return Judgement(_discussion(cand, turns, batch_user))
     if M.is_file_name(cand.subject):
-        return "code_fact"
+        return Judgement("code_fact")
     if cand.origin == "adopted_proposal":
         return _adopted(cand, turns, batch_user)
     return _explicit(cand, turns, batch_user)
@@ -145,19 +143,25 @@ def _candidate_text(cand: CandidateOut) -> str:
     return f"{cand.subject} {cand.statement} {cand.content}"
 
 
-def _explicit(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: list) -> str | None:
-    meaning = meaning_terms(cand.subject, cand.statement, cand.content, cand.aliases, cand.keywords)
+def _meaning(cand: CandidateOut) -> set[str]:
+    return meaning_terms(cand.subject, cand.statement, cand.content, cand.aliases, cand.keywords)
+
+
+def _explicit(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: list) -> Judgement:
+    meaning = _meaning(cand)
     labels: list[str] = []
     for s in batch_user:
-        label = _label(turns[s.turn_id], s.quote)
+        turn = turns[s.turn_id]
+        reading = read_quote(turn.user, s.quote, repair=turn.intent in C.REPAIR_INTENTS, meaning=meaning)
+        label = reading.refusal()
         if label is None and not shares_meaning(s.quote, meaning, _candidate_text(cand)):
             label = "off_meaning"
         if label is None:
-            return None  # one quote of the user's own words carries the meaning
+            return Judgement(None, reading.lasting)  # one quote of the user's own words carries it
         labels.append(label)
     if _assistant_concluded(cand, turns, meaning):
-        return "assistant_conclusion"
-    return _pick(labels)
+        return Judgement("assistant_conclusion")
+    return Judgement(_pick(labels))
 
 
 def _assistant_concluded(cand: CandidateOut, turns: Mapping[str, TurnView], meaning: set[str]) -> bool:
@@ -169,35 +173,53 @@ def _assistant_concluded(cand: CandidateOut, turns: Mapping[str, TurnView], mean
     return False
 
 
-def _adopted(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: list) -> str | None:
-    labels = []
-    for s in batch_user:
-        label = _label(turns[s.turn_id], s.quote)
-        if label in ("acknowledgement_only", "off_meaning"):
-            label = None  # a short confirmation is exactly what adoption looks like
-        if label is None:
-            break
-        labels.append(label)
-    else:
-        return _pick(labels)
-    meaning = meaning_terms(cand.subject, cand.statement, cand.content, cand.aliases, cand.keywords)
-    quotes = [s.quote for s in cand.sources]
-    if not any(shares_meaning(q, meaning, _candidate_text(cand)) for q in quotes):
-        return "off_meaning"
-    return None
+def _adopted(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: list) -> Judgement:
+    """An adopted proposal: an affirmative reply to an assistant proposal (both cited, the proposal
+    first: `extraction_rules` checked the order). Lasting when the proposal or the reply says so."""
+    meaning = _meaning(cand)
+    replies = [(s, turns[s.turn_id]) for s in batch_user]
+    refusals = [confirmation_refusal(t.user[:MAX_TURN_TEXT]) for _, t in replies]
+    if all(refusals):
+        return Judgement(_pick(refusals) if set(refusals) <= set(_PRIORITY) else refusals[0])
+    last = max(t.sequence for _, t in replies)
+    proposals = [s for s in cand.sources if s.role == "assistant" and turns[s.turn_id].sequence < last]
+    if proposals and all(proposal_refusal(_quote_text(turns[s.turn_id].assistant, s.quote)) for s in proposals):
+        return Judgement("not_a_proposal")
+    offered = [read_quote(turns[s.turn_id].assistant, s.quote, meaning=meaning) for s in proposals]
+    if any(r.local for r in offered):
+        return Judgement("one_off_scope")  # adopting a proposal limited to this place/patch stays local
+    lasting = any(r.lasting for r in offered) or any(
+        read_quote(t.user, s.quote, meaning=meaning).lasting for s, t in replies)
+    if not lasting and any(t.intent in C.REPAIR_INTENTS for _, t in replies):
+        return Judgement("one_off_scope")  # a review's agreement is about this patch unless it says it lasts
+    if not any(shares_meaning(s.quote, meaning, _candidate_text(cand)) for s in cand.sources):
+        return Judgement("off_meaning")
+    return Judgement(None, lasting)
+
+
+def _quote_text(text: str, quote: str) -> str:
+    """The sentence(s) of an assistant text around a quote: "Here is my proposal: every error
+    response uses RFC 7807" proposes even when only its second half is quoted."""
+    return " ".join(s.raw for s in segments(text[:MAX_TURN_TEXT], quote))
 
 
 def _discussion(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: list) -> str | None:
     fields = (cand.subject, cand.statement, cand.content)
-    if all(M.is_acknowledgement(c) or M.is_apply_only(c)
-           for s in batch_user for c in _clauses(turns[s.turn_id], "user", s.quote)):
+    readings = [read_quote(turns[s.turn_id].user, s.quote) for s in batch_user]
+    if readings and all(r.mood == "ack" for r in readings):
         return "acknowledgement_only"
     if M.is_file_name(cand.subject) or any(M.is_code_fact_clause(f) for f in fields if f):
         return "code_fact"
-    user_texts = [turns[tid].user[:MAX_TURN_TEXT] for tid in dict.fromkeys(s.turn_id for s in cand.sources)]
-    user_clauses = [c for s in cand.sources if s.role == "user" for c in _clauses(turns[s.turn_id], "user", s.quote)]
+    if any(turns[s.turn_id].intent in C.REPAIR_INTENTS and r.local for s, r in zip(batch_user, readings)):
+        return "one_off_scope"
+    user_clauses = [c for s in cand.sources if s.role == "user"
+                    for c in M.clauses_around(turns[s.turn_id].user, s.quote)]
     if any(M.claims_conclusion(f) for f in fields) and not any(M.claims_conclusion(c) for c in user_clauses):
         return "assistant_conclusion"
+    if not any(is_open_point(turns[s.turn_id].user, s.quote) for s in batch_user):
+        facts = [r for r in readings if r.refusal() == "code_fact"]
+        return "code_fact" if facts and len(facts) == len(readings) else "discussion_not_open"
+    user_texts = [turns[tid].user[:MAX_TURN_TEXT] for tid in dict.fromkeys(s.turn_id for s in cand.sources)]
     if M.cjk_dominant(" ".join(fields)) != M.cjk_dominant(" ".join(user_texts)):
         return None  # the user's words and the discussion are in different scripts: not comparable
     own = set(content_terms(" ".join(fields)))
@@ -215,7 +237,7 @@ def _counter_example(cand: CandidateOut, turns: Mapping[str, TurnView]) -> bool:
     itself, whose user text concerns the candidate and keeps the original behaviour."""
     cited = {s.turn_id for s in cand.sources}
     first = min(turns[t].sequence for t in cited)
-    meaning = meaning_terms(cand.subject, cand.statement, cand.content, cand.aliases, cand.keywords)
+    meaning = _meaning(cand)
     for t in turns.values():
         if t.turn_id in cited or t.intent not in C.REPAIR_INTENTS or t.sequence <= first:
             continue
@@ -288,5 +310,5 @@ def _candidates_conclude(used: Sequence[UsedCandidate]) -> bool:
     return any(M.claims_conclusion(t) for t in texts)
 
 
-__all__ = ["RULES", "aliases_cover_decision", "allowed_origins", "check_operation", "classify_user_clause", "empty_identity",
-           "refuse_candidate"]
+__all__ = ["RULES", "Judgement", "aliases_cover_decision", "allowed_origins", "check_operation",
+           "classify_user_clause", "empty_identity", "refuse_candidate"]

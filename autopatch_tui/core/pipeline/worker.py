@@ -9,7 +9,7 @@ import threading
 
 from autopatch_tui.core.errors import MemoryStoreError
 from autopatch_tui.core.pipeline.runner import PipelineRunner
-from autopatch_tui.core.recall import phrase_index
+from autopatch_tui.core.recall import layout_upgrade
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +40,14 @@ class BackgroundWorker:
     def wake(self) -> None:
         self._wake.set()
 
-    def _backfill_phrase_index(self) -> None:
-        """A store written before the phrase index gets its derived rows here, once, off the
-        start-up path (one cheap check when nothing is missing)."""
+    def _upgrade_recall_index(self) -> None:
+        """A store written before issue 23 gets its recall index rebuilt here, once, off the start-up
+        path (`layout_upgrade`; one catalog lookup when there is nothing to do)."""
         try:
             if self.runner.store.healthy and not self._stop.is_set():
-                phrase_index.ensure(self.runner.store.conn())
+                layout_upgrade.upgrade(self.runner.store.conn())
         except (MemoryStoreError, sqlite3.Error) as exc:
-            log.warning("phrase index not backfilled: %s", type(exc).__name__)
+            log.warning("recall index not rebuilt: %s", type(exc).__name__)
 
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
@@ -56,7 +56,7 @@ class BackgroundWorker:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        self._backfill_phrase_index()
+        self._upgrade_recall_index()
         while not self._stop.is_set():
             outcome = None
             try:

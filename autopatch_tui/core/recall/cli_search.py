@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall import phrase_index
+from autopatch_tui.core.recall import layout_upgrade
 from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
 
@@ -22,8 +22,8 @@ def search_memory(manager: MemoryManager, query: str, intent: str = "general_cha
     `RecallLimitError` for a query without searchable terms, `MemoryDegradedError` when degraded."""
     manager.require_readable()  # a read-only store answers searches too
     conn_factory = manager.store.read_conn
-    if manager.healthy:  # a read-only store is searched as it is
-        phrase_index.ensure(manager.store.conn())  # a store written before the phrase index (once; cheap after)
+    if manager.healthy:  # a store written before issue 23 gets its index rebuilt once (a read-only
+        layout_upgrade.upgrade(manager.store.conn())  # one is searched as it is, `layout_upgrade.reading`)
     thread_id = turn_ops.active_thread_id(conn_factory())
     session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy_for(intent, thread_id))
     try:

@@ -22,16 +22,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from functools import cache
 
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy
 from autopatch_tui.core.recall.paths import normalize_path, path_covers, path_specificity
-from autopatch_tui.core.recall import phrase_index
-from autopatch_tui.core.recall.phrase_index import PHRASE_FIELDS
+from autopatch_tui.core.recall import layout_upgrade, phrase_index, postings
+from autopatch_tui.core.recall.postings import Source
 
-FIELD_RANK = {"check_id": 5, "subject": 4, "alias": 3, "keyword": 2, "content": 1}
-MATCH_TYPES = {5: "check_id", 4: "subject", 3: "alias", 2: "keyword", 1: "content"}
+FIELD_RANK = dict(postings.FIELD)  # a field's rank is its stored code: content 1 … check ID 5
+MATCH_TYPES = {rank: name for name, rank in FIELD_RANK.items()}
 COMMON_TERM_ITEMS = 250
 # what Match.row carries: exactly what the Map lines, search results and ranking read
 ROW_COLUMNS = ("row_id", "logical_id", "kind", "subject", "statement", "strength", "recall_mode", "applies_to_paths")
@@ -161,47 +162,43 @@ class _Specificity:
         return spec
 
 
-_FIELD_RANK_SQL = "CASE field " + " ".join(f"WHEN '{f}' THEN {r}" for f, r in FIELD_RANK.items()) + " ELSE 0 END"
-_FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in FIELD_RANK) + ")"
-_PHRASE_FIELDS_SQL = "(" + ", ".join(f"'{f}'" for f in PHRASE_FIELDS) + ")"
-
-# The gate in one statement of constant text (SQLite's statement cache keeps it prepared), given
-# the query's rare and common terms (JSON arrays):
+# The gate in one statement of constant text per postings source (SQLite's statement cache keeps it
+# prepared), given the IDs of the query's rare terms, common terms and phrase keys (JSON arrays).
+# A posting's field is its rank (`postings.FIELD`: 1 is content):
 #  g    postings of the rare terms grouped per (item, field, phrase); content needs two rare terms,
 #       a phrase needs its remaining terms to be among the common ones;
-#  h    such a phrase is completed by exact key lookups (term, item, field, phrase) of the common
+#  h    such a phrase is completed by exact key lookups (term, field, item, phrase) of the common
 #       query terms;
 #  agg  per item: the strongest field and matched phrases + content hits;
 #  then the policy filter (kind, discussion thread, status) on the item row, by rowid lookups
 #  (NOT INDEXED: otherwise the planner may walk a (status, ...) index over every active item).
-_LEXICAL_SQL = f"""
-WITH rare(term) AS (SELECT value FROM json_each(:rare)),
-common(term) AS MATERIALIZED (SELECT value FROM json_each(:common)),
-keys(term) AS (SELECT value FROM json_each(:keys)),
+_LEXICAL_SQL = """
+WITH rare(id) AS (SELECT value FROM json_each(:rare)),
+common(id) AS MATERIALIZED (SELECT value FROM json_each(:common)),
+keys(id) AS (SELECT value FROM json_each(:keys)),
 g AS MATERIALIZED (
-  SELECT rt.item_row_id AS item, rt.field AS field, rt.phrase AS phrase, rt.need AS need, count(*) AS hit
-  FROM rare CROSS JOIN recall_terms rt ON rt.term = rare.term
-  WHERE rt.field IN {_FIELDS_SQL}
-  GROUP BY rt.item_row_id, rt.field, rt.phrase
-  HAVING (rt.field = 'content' AND count(*) >= 2) OR (rt.field <> 'content' AND count(*) + :ncommon >= rt.need)),
+  SELECT p.item_row_id AS item, p.field AS field, p.phrase AS phrase, p.need AS need, count(*) AS hit
+  FROM rare CROSS JOIN {postings} AS p ON p.term_id = rare.id
+  GROUP BY p.item_row_id, p.field, p.phrase
+  HAVING (p.field = 1 AND count(*) >= 2) OR (p.field > 1 AND count(*) + :ncommon >= p.need)),
 h AS MATERIALIZED (
-  SELECT item, field, phrase, need, CASE WHEN field = 'content' OR hit >= need THEN hit ELSE hit + (
-      SELECT count(*) FROM common c CROSS JOIN recall_terms x
-      ON x.term = c.term AND x.item_row_id = g.item AND x.field = g.field AND x.phrase = g.phrase) END AS total
+  SELECT item, field, phrase, need, CASE WHEN field = 1 OR hit >= need THEN hit ELSE hit + (
+      SELECT count(*) FROM common c CROSS JOIN {postings} AS x
+      ON x.term_id = c.id AND x.field = g.field AND x.item_row_id = g.item AND x.phrase = g.phrase) END AS total
   FROM g),
 named AS MATERIALIZED (
-  SELECT keys.term AS term FROM keys
-  WHERE (SELECT count(*) FROM (SELECT 1 FROM recall_terms k WHERE k.term = keys.term LIMIT :keycap + 1)) <= :keycap),
+  SELECT keys.id AS id FROM keys
+  WHERE (SELECT count(*) FROM (SELECT 1 FROM {postings} AS k WHERE k.term_id = keys.id LIMIT :keycap + 1)) <= :keycap),
 matched(item, field, phrase, total, need) AS (
-  SELECT item, field, phrase, total, need FROM h WHERE field = 'content' OR total >= need
+  SELECT item, field, phrase, total, need FROM h WHERE field = 1 OR total >= need
   UNION
-  SELECT k.item_row_id, k.field, k.phrase, k.need, k.need FROM named CROSS JOIN recall_terms k ON k.term = named.term
-  WHERE k.field IN {_PHRASE_FIELDS_SQL}),
+  SELECT k.item_row_id, k.field, k.phrase, k.need, k.need FROM named CROSS JOIN {postings} AS k ON k.term_id = named.id
+  WHERE k.field > 1),
 agg AS MATERIALIZED (
-  SELECT item, max({_FIELD_RANK_SQL}) AS best, sum(CASE WHEN field = 'content' THEN total ELSE 1 END) AS hits,
-    max(CASE WHEN field = 'content' THEN 0 ELSE need END) AS span
+  SELECT item, max(field) AS best, sum(CASE WHEN field = 1 THEN total ELSE 1 END) AS hits,
+    max(CASE WHEN field = 1 THEN 0 ELSE need END) AS span
   FROM matched GROUP BY item)
-SELECT agg.best AS best, agg.hits AS hits, agg.span AS span, {", ".join(f"m.{c} AS {c}" for c in ROW_COLUMNS)}
+SELECT agg.best AS best, agg.hits AS hits, agg.span AS span, """ + ", ".join(f"m.{c} AS {c}" for c in ROW_COLUMNS) + """
 FROM agg CROSS JOIN memory_items AS m NOT INDEXED ON m.row_id = agg.item
 WHERE m.status = 'active' AND """
 
@@ -217,21 +214,30 @@ def _policy_sql(policy: RecallPolicy) -> tuple[str, dict[str, object]]:
     return clause + ")", params
 
 
-def common_terms(conn: sqlite3.Connection, terms: list[str]) -> set[str]:
+def common_terms(conn: sqlite3.Connection, terms: list[str], index: Source | None = None,
+                 ids: dict[str, int | str] | None = None) -> set[str]:
     """The query terms indexed for more than COMMON_TERM_ITEMS active items. Each count stops at
     COMMON_TERM_ITEMS + 1 items, so this reads a bounded number of index rows; counts are memoized
-    while the database is unchanged (`memo`)."""
+    while the database is unchanged (`memo`). `index` and `ids`: the postings source and the terms'
+    IDs when the caller has them already."""
     if not terms:
         return set()
     known: dict[str, int] = memo(conn).setdefault("document_frequency", {})
     missing = [t for t in dict.fromkeys(terms) if t not in known]
     if missing:
-        rows = conn.execute(
-            "WITH q(term) AS (SELECT DISTINCT value FROM json_each(?)) SELECT q.term, (SELECT count(*) FROM"
-            " (SELECT DISTINCT r.item_row_id FROM recall_terms r WHERE r.term = q.term LIMIT ?)) FROM q",
-            [json.dumps(missing), COMMON_TERM_ITEMS + 1],
-        ).fetchall()
-        known.update((t, n) for t, n in rows)
+        with layout_upgrade.reading(conn) as found:
+            index = index or found
+            if ids is None:
+                ids = index.ids(conn, missing)
+            counted = [t for t in missing if t in ids]
+            rows = conn.execute(
+                f"WITH q(id) AS (SELECT DISTINCT value FROM json_each(?)) SELECT q.id, (SELECT count(*) FROM"
+                f" (SELECT DISTINCT p.item_row_id FROM {index.table} AS p WHERE p.term_id = q.id LIMIT ?)) FROM q",
+                [json.dumps([ids[t] for t in counted], ensure_ascii=False), COMMON_TERM_ITEMS + 1],
+            ).fetchall()
+        by_id = dict(rows)
+        known.update((t, by_id.get(ids[t], 0)) for t in counted)
+        known.update((t, 0) for t in missing if t not in ids)  # never indexed: in no item
     return {t for t in terms if known[t] > COMMON_TERM_ITEMS}
 
 
@@ -241,15 +247,19 @@ def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPo
     query's phrase keys (`phrase_index.query_phrase_keys`): a stored phrase whose key is among them
     matches however common its terms are (unless more than `PHRASE_KEY_ITEMS` phrases share it)."""
     terms = list(dict.fromkeys(terms))
-    common = common_terms(conn, terms)
-    rare = [t for t in terms if t not in common]
-    if not rare and not keys:  # only common terms and no phrase: nothing can be found
-        return []
-    clause, params = _policy_sql(policy)
-    rows = conn.execute(_LEXICAL_SQL + clause, {
-        "rare": json.dumps(rare), "common": json.dumps([t for t in terms if t in common]),
-        "ncommon": len(common), "keys": json.dumps(list(keys), ensure_ascii=False),
-        "keycap": phrase_index.PHRASE_KEY_ITEMS, **params}).fetchall()
+    with layout_upgrade.reading(conn) as index:
+        ids = index.ids(conn, [*terms, *keys])
+        common = common_terms(conn, terms, index, ids)
+        rare = [ids[t] for t in terms if t not in common and t in ids]
+        key_ids = [ids[k] for k in dict.fromkeys(keys) if k in ids]
+        if not rare and not key_ids:  # only common terms and no phrase: nothing can be found
+            return []
+        clause, params = _policy_sql(policy)
+        rows = conn.execute(_lexical_sql(index.table) + clause, {
+            "rare": json.dumps(rare, ensure_ascii=False),
+            "common": json.dumps([ids[t] for t in terms if t in common], ensure_ascii=False),
+            "ncommon": len(common), "keys": json.dumps(key_ids, ensure_ascii=False),
+            "keycap": phrase_index.PHRASE_KEY_ITEMS, **params}).fetchall()
     spec_of = _Specificity(paths)
     out: list[Match] = []
     for r in rows:
@@ -259,6 +269,11 @@ def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPo
         out.append(Match(r, r["best"], r["hits"], spec, r["span"]))
     out.sort(key=Match.sort_key)
     return out
+
+
+@cache
+def _lexical_sql(table: str) -> str:
+    return _LEXICAL_SQL.replace("{postings}", table)
 
 
 def standing_items(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> list[Match]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from autopatch_tui.core.errors import UsageError
-from autopatch_tui.core.memory.item_writes import active_row_by_identity, identity_key, index_terms
+from autopatch_tui.core.memory.item_writes import active_row_by_identity, identity_key, index_terms, unindex
 from autopatch_tui.core.memory.items import ItemFields, bump_data_version
 from autopatch_tui.core.memory.sqlite import open_readwrite, write_txn
 
@@ -172,7 +172,7 @@ def _copy_items(dst: sqlite3.Connection, tmap: dict[str, str], *, source_name: s
             if mine["status"] == "active" and r["status"] != "active":
                 dst.execute("UPDATE memory_items SET status = ?, replaced_by = ?, updated_at = ? WHERE row_id = ?",
                             (r["status"], r["replaced_by"], r["updated_at"], mine["row_id"]))
-                dst.execute("DELETE FROM recall_terms WHERE item_row_id = ?", (mine["row_id"],))
+                unindex(dst, mine["row_id"])
                 stats.changed += 1
             continue
         logical = logical_map.get(r["logical_id"], r["logical_id"])

@@ -23,7 +23,8 @@ import sqlite3
 
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.memory.sqlite import write_txn
-from autopatch_tui.core.recall.phrase_index import PHRASE_KEY, PHRASE_TERM
+from autopatch_tui.core.recall import layout_upgrade, postings
+from autopatch_tui.core.recall.terms import phrase_terms
 from autopatch_tui.core.stores.merge import copy_item_sources
 
 MAX_TOPIC_CANDIDATES = 96
@@ -36,10 +37,9 @@ def topic_job_id(source_name: str) -> str:
 
 
 def _subject_terms(conn: sqlite3.Connection, row_id: int) -> set[str]:
-    """The subject's plain terms (the phrase index's derived key and posting rows count nothing here)."""
-    return {r[0] for r in conn.execute(
-        "SELECT term FROM recall_terms WHERE item_row_id = ? AND field = 'subject'", (row_id,))
-        if not r[0].startswith((PHRASE_KEY, PHRASE_TERM))}
+    """The subject's terms, as the recall index posts them."""
+    row = conn.execute("SELECT subject FROM memory_items WHERE row_id = ?", (row_id,)).fetchone()
+    return set(phrase_terms(row[0])) if row is not None else set()
 
 
 def _overlaps(conn: sqlite3.Connection, row_id: int, source_name: str) -> bool:
@@ -47,13 +47,18 @@ def _overlaps(conn: sqlite3.Connection, row_id: int, source_name: str) -> bool:
     if not mine:
         return False
     shared: dict[int, int] = {}
-    for term in mine:
-        for (other,) in conn.execute(
-                "SELECT t.item_row_id FROM recall_terms t JOIN memory_items m ON m.row_id = t.item_row_id"
-                " WHERE t.term = ? AND t.field = 'subject' AND t.item_row_id != ? AND m.status = 'active'"
-                " AND (m.origin_store IS NULL OR m.origin_store != ?) ORDER BY t.item_row_id DESC LIMIT ?",
-                (term, row_id, source_name, ROWS_PER_TERM)):
-            shared[other] = shared.get(other, 0) + 1
+    subject = postings.FIELD["subject"]
+    with layout_upgrade.reading(conn) as index:
+        ids = index.ids(conn, sorted(mine))
+        for term in sorted(mine):
+            if term not in ids:
+                continue
+            for (other,) in conn.execute(
+                    f"SELECT p.item_row_id FROM {index.table} AS p JOIN memory_items m ON m.row_id = p.item_row_id"
+                    " WHERE p.term_id = ? AND p.field = ? AND p.item_row_id != ? AND m.status = 'active'"
+                    " AND (m.origin_store IS NULL OR m.origin_store != ?) ORDER BY p.item_row_id DESC LIMIT ?",
+                    (ids[term], subject, row_id, source_name, ROWS_PER_TERM)):
+                shared[other] = shared.get(other, 0) + 1
     for other, n in shared.items():
         if n >= 2 or n >= min(len(mine), len(_subject_terms(conn, other))):
             return True

@@ -32,6 +32,7 @@ from autopatch_tui.core.memory.job_table import (
     read_job_counts,
     read_job_table,
 )
+from autopatch_tui.core.memory.refusals import refusals_line
 from autopatch_tui.core.pipeline.flush import ExitFlushResult
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
@@ -57,7 +58,7 @@ JOB_COLUMNS = (Col("kind", "Kind", 13), Col("status", "Status", 10), Col("attemp
                Col("category", "Category", 18), Col("phase", "Phase", 8, drop=1), Col("stage", "Stage", 7, drop=2),
                Col("rule", "Rule / reason", 14, flex=1))
 CHART_SAMPLES = 60
-SECTIONS = ("#counts", "#charts", "#process", "#jobs-title", "#jobs", "#job-detail")
+SECTIONS = ("#counts", "#charts", "#process", "#jobs-title", "#jobs", "#job-detail")  # "#refusals": shown when any
 WORKER_GROUPS = ("jobs-read", "jobs-sample", "jobs-process", "jobs-retry")
 
 
@@ -147,6 +148,7 @@ class DiagnosticsScreen(AppScreen):
             yield Static(Text(""), id="process-status", markup=False)
             yield ProgressBar(total=1, show_eta=False, id="progress")
         yield Static(Text("Jobs"), id="jobs-title", markup=False)
+        yield Static(Text(""), id="refusals", markup=False)
         yield ResponsiveTable(id="jobs", cursor_type="row", zebra_stripes=True)
         yield Static(Text(""), id="job-detail", markup=False)
         yield AppFooter()
@@ -235,6 +237,10 @@ class DiagnosticsScreen(AppScreen):
         if table.total > shown:
             title += f" (the newest {shown} are listed)"
         self.query_one("#jobs-title", Static).update(Text(title, style="bold"))
+        refusals = self.query_one("#refusals", Static)
+        line = refusals_line(dict(table.refusals))
+        refusals.update(Text(f"Not remembered (refused by the Memory gate), by rule: {line}" if line else ""))
+        refusals.set_class(bool(line), "-shown")  # hidden by default (styles/diagnostics.tcss)
 
     @on(DataTable.RowHighlighted, "#jobs")
     def _job_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -1,0 +1,369 @@
+"""Word classes of the Memory gate's clause reader (`reading.py`), English and Chinese.
+
+These are closed classes of *form* — modal verbs, imperative heads, first-person commitment and
+preference frames, interrogatives, epistemic adverbs, deictic scope words, time limits — never
+lists of topics: "the service listens on port 8080" is refused because it is a declarative without
+a directive, not because "port" is a bad word. Every pattern runs on one normalized, masked segment
+(`clauses.py`) and is compiled once. The reasoning behind each class is in docs/memory.md ("The
+semantic gate")."""
+
+from __future__ import annotations
+
+import re
+
+from autopatch_tui.core.pipeline.clauses import DEFER, LASTING
+
+_B, _E = r"(?<![a-z0-9_'])", r"(?![a-z0-9_])"  # word edges for English (a Chinese text has none)
+
+
+def en(*alternatives: str) -> str:
+    return _B + "(?:" + "|".join(alternatives) + ")" + _E
+
+
+def rx(*parts: str) -> re.Pattern[str]:
+    return re.compile("|".join(p for p in parts if p))
+
+
+# ------------------------------------------------------------------------------ scope
+
+# A lasting scope: the clause says it holds from now on, everywhere, for every case.
+LASTING_SCOPE = rx(
+    re.escape(LASTING),
+    en(r"always", r"never", r"from now on", r"going forward", r"moving forward", r"henceforth", r"hereafter",
+       r"(?:in|for) (?:the )?future", r"for future \w+", r"every ?time", r"each time", r"whenever", r"wherever",
+       r"every(?:thing|where|one)?", r"all (?:new|future|our|of our|the|\w+s)", r"any (?:new|future)", r"for (?:all|each)",
+       r"each (?!of\b|other\b)\w+",
+       r"by default", r"as a (?:rule|default|standard|convention|policy)", r"at all times", r"ever again", r"ever",
+       r"across (?:the )?(?:board|project|repo|repository|codebase|code base|services|stack|org|company|team)",
+       r"(?:project|repo|codebase|org|company|team)[- ]wide", r"any ?more", r"no longer", r"for good",
+       r"permanently", r"no exceptions?", r"without exception", r"keep in mind", r"bear in mind",
+       r"remember(?: to)?", r"(?:don't|do not|never) forget", r"for the record", r"make a note", r"settled",
+       r"(?:is|it's|that's|this is) final", r"final (?:decision|answer|call|word)", r"decided", r"set in stone",
+       r"standardi[sz]e[sd]?", r"consistently", r"must(?:n't| not)?", r"shall",
+       r"in (?:this|our|the whole|the entire) (?:project|repo|repository|codebase|code base|team|org|company|monorepo)",
+       r"(?:our|the team's) (?:standard|convention|policy|rule|default|style)",
+       r"(?:is|are) (?:not allowed|forbidden|banned|prohibited|mandatory|required)"),
+    r"以后|日后|将来都|从此|从今往后|从今以后|始终|总是|一直|永远|一律|统一|所有|全部|一切|每次|每个|每一|每当|凡是|任何|默认|一概"
+    r"|禁止|不许|不准|不允许|绝不|决不|绝对不|不要再|别再|不再|再也|项目里|整个项目|全项目|全局|记住|记得|别忘了|牢记|定了"
+    r"|记一下|记下来|记着"
+    r"|就这么定|定下来|最终|长期|永久|规范|约定|原则上|必须|务必|都要|一向|向来",
+)
+
+# A start point in time: a declarative under it is a commitment about the future ("From now on the
+# build targets Java 21", "从这里开始，所有日志都带 request id"), unlike "always"/"all", which facts hold too.
+LASTING_START = rx(re.escape(LASTING), en(r"from now on", r"going forward", r"moving forward", r"henceforth",
+                                          r"hereafter", r"(?:in|for) (?:the )?future"), r"以后|今后|从今以后|从此|日后")
+EN_ALWAYS_HEAD = re.compile(r"^(?:(?:please|just|also|so|and|ok|then)\s+)*(?:always|never)\b")
+ZH_USE = re.compile(r"用(?!的是|的|了|过|着|户|法|例|途|量)")
+
+# A one-off or local limit: this time, today, until an event, this chat, here, this file/PR/function.
+_LOCAL_NOUNS = (r"patch(?:es)?|diffs?|prs?|pull requests?|mrs?|merge requests?|commits?|changes?|fix(?:es)?|"
+                r"branch(?:es)?|files?|functions?|methods?|class(?:es)?|modules?|lines?|tests?|specs?|bugs?|issues?|"
+                r"tickets?|scripts?|snippets?|blocks?|loops?|query|queries|endpoints?|components?|pages?|screens?|"
+                r"views?|cases?|ones?|calls?|steps?|tasks?|jobs?|builds?|runs?|migrations?|cells?|notebooks?|"
+                r"sections?|paragraphs?|tables?|examples?|hunks?|variables?|vars?|params?|parameters?|"
+                r"arguments?|answers?|repl(?:y|ies)|responses?|messages?|explanations?|questions?|outputs?|"
+                r"demo|release|version|sprint|iteration|week|weekend|morning|afternoon|evening|time|once|session|"
+                r"conversation|chat|thread|discussion|review|helper|handler|service|folder|directory|dir|repo "
+                r"branch|hotfix|workaround|draft|revision|attempt|try|experiment|spike|prototype|poc")
+LOCAL_SCOPE = rx(
+    en(r"(?:just |only )?(?:this|that) (?:time|once|one time)", r"just once", r"for once", r"one[- ]off",
+       r"one[- ]time (?:thing|exception|change|fix)", r"today", r"tonight", r"tomorrow", r"for now", r"right now",
+       r"just now", r"for the moment", r"at the moment", r"for the time being", r"in the meantime", r"meanwhile",
+       r"temporar(?:y|ily)", r"for a (?:while|bit)", r"(?:just|only) (?:here|now|for now|for today)",
+       r"(?:in|inside|within|on|at|for|to|of|during|throughout|from) (?:the )?(?:rest of )?(?:this|that|these|those"
+       r"|the current|the present|this particular|this one|your next)(?: \w+)?? (?:" + _LOCAL_NOUNS + r")",
+       r"(?:this|these|the current) (?:\w+ )?(?:" + _LOCAL_NOUNS + r")",  # not "that": "a hook that runs"
+       r"in your (?:next )?(?:answer|reply|response|message)", r"(?:in )?here", r"right here", r"over here",
+       r"for the rest of (?:the |this |today|the day)", r"while (?:we|i|you)(?:'re|'m)?"),
+    r"这次|本次|此次|这回|这一次|这一回|今天|今晚|明天|这周|本周|这两天|这几天|这段时间|这阵子|眼下|暂时|临时|暂且|姑且|先这样"
+    r"|下不为例|仅此一次|就这一次|这里|这儿|此处|这处|这一处|这行|这一行|演示|demo"
+    r"|(?:这个|这份|这段|这条|这些|本|该|当前)\s*(?:文件|函数|方法|类|模块|补丁|pr|mr|提交|commit|分支|测试|用例|bug|问题|回答"
+    r"|回复|对话|会话|脚本|片段|接口|页面|任务|版本|迭代|需求|改动|变更|地方|循环|查询|组件|步骤|功能|服务|目录|diff)",
+)
+# A limit relative to an event: one-off unless the clause says it recurs ("Don't merge until the release
+# ships" is a freeze; "发版前必须跑一遍回归" / "always run it before the release" hold for every release).
+EVENT_SCOPE = rx(
+    en(r"until(?! (?:\d{4}|v?\d+(?:\.\d+)*|version|release \d))", r"(?:before|during|for|after) (?:the |our |my |"
+       r"this |today's |tomorrow's )?(?:demo|launch|release|deadline|freeze|cutover|presentation|meeting|"
+       r"hotfix|incident|outage|rollout|go[- ]live|code freeze|audit)"),
+    r"(?:发版|上线|发布|演示|冻结|封版|交付|验收|答辩)(?:之前|前|以前|期间)|直到|(?<![a-z])等[^，。,]{1,12}(?:之后|以后|再)"
+    r"|[^，。,]{1,10}(?:之前|以前)先",
+)
+# "先…" (for now, first) is one-off unless it starts a sequence ("先写测试再写实现"); compounds are not it.
+XIAN = re.compile(r"(?<![首优预原事祖领率抢争事])先(?!生|进|前|例|锋|导|驱|天|行|后|于|把|头)")
+# a clause-final 再说/再看看 defers ("先用 SQLite 跑起来再说"); followed by an object it is the sequence's
+# second step ("先列 blocking issues 再说 nit")
+XIAN_SEQUENCE = re.compile(r"再(?!(?:说|看看|议|讨论|决定|商量)(?:吧|呗)?\s*(?:[,，。!！?？]|$))|然后|之后|接着|随后")
+
+# ------------------------------------------------------------------------------ mood
+
+# Leading words that do not change a clause's mood: fillers, stance markers, scope phrases,
+# subordinate "when/if …," clauses. Stripped (repeatedly) before the head is read.
+EN_LEAD = re.compile(
+    r"^(?:(?:please|kindly|also|and|so|then|now|just|ok|alright|all right|right|well|oh|hey|yeah|yes|yep|sure|anyway|"
+    r"anyways|ugh|look|listen|fine|yo|hi|hello|srsly|oh and|one thing|quick note|note|fyi|"
+    r"by the way|for your info|one more thing|honestly|seriously|really|actually|again|in my opinion|"
+    r"to be honest|personally|i (?:think|believe|feel)(?: that)?|guys|folks|team|" + re.escape(LASTING) + r"|"
+    r"always|never|generally|in general|from now on|going forward|moving forward|henceforth|by default|"
+    r"as a rule|(?:in|for) (?:the )?future|everywhere|definitely|absolutely|strictly|only|simply|"
+    r"(?:just |only )?(?:for now|right now|for the moment|for the time being|today|tonight|this time|once|"
+    r"this once|temporarily|for today)|"
+    r"in (?:this|our|the) (?:project|repo|repository|codebase|code base|team)|"
+    r"(?:for|in|on|with|across) (?:all|every|each|any|new|our|the) [^,]{1,30},|"
+    r"(?:when|whenever|if|once|after|before|while|unless|in|for|on|at|as|with|across) [^,]{1,40},)"
+    r"\s*[,:;!.-]*\s*)+")
+ZH_LEAD = re.compile(
+    r"^(?:(?:暂时|临时|今天|今晚|明天|这次|本次|此次|这回|这一次|眼下|请|麻烦(?:你|您)?|劳驾|记得|记住|务必|一定(?:要)?|千万(?:要)?|以后|今后|往后|日后|从今以后|从今往后|"
+    + re.escape(LASTING) + r"|都|也|就|还是|直接|统一|一律|全部|全都|尽量|尽可能|最好|永远|始终|总是|每次|默认|咱们|我们"
+    r"|大家|你|您|所有的?|凡是|另外|还有|然后|对了|顺便|好的?|嗯|那就|那|ok|行|可以|对|是的)[,，、:：\s]*)+")
+
+# An imperative head: a base-form verb of giving instructions (any domain).
+BASE_VERBS = frozenset("""
+use add write keep put run make avoid prefer stop start skip include exclude remove delete drop rename move split merge
+squash rebase commit push pull tag release deploy ship pin lock bump upgrade downgrade update migrate switch replace
+convert format lint test check validate verify ensure document comment annotate type log print raise throw catch handle
+return wrap name call prefix suffix indent align sort order group limit cap cache retry reuse refactor extract inline
+declare define import export mock stub fake assert guard sanitize escape encode decode hash encrypt store save load read
+fetch send answer reply respond cite quote reference link mention list give ask confirm default target support maintain
+follow stick treat mark flag label version favor favour choose pick opt standardize standardise adopt enable disable turn
+set configure pass leave let allow forbid ban block require enforce reject accept approve review clean wipe purge trim
+strip compress bundle build compile package publish vendor gate execute invoke schedule batch paginate stream parse
+serialize deserialize measure benchmark profile trace monitor alert notify lead begin end open close finish stay remain
+be do get have try aim strive lean place attach append prepend insert break chunk pad double-check rerun re-run spell
+capitalize lowercase uppercase abbreviate translate localize prioritize prioritise minimize maximize reduce increase
+decrease lower bound clamp truncate cut omit ignore silence suppress hide expose route proxy throttle debounce cancel
+abort kill restart reload refresh rebuild reinstall install uninstall structure organize organise model design plan
+prototype go speak talk communicate respect honor keep-in-mind unit-test stay separate isolate split-out centralize
+consolidate generate regenerate emit produce show display render highlight summarize summarise explain describe tell
+show walk state note page ping notify email message cc mention flag escalate alert share publish post send report
+reply quote explain summarize translate lead open close attach upload download back up backup restore archive
+""".split())
+# Verbs of a comment that carries no proposition of its own ("not sure yet", "let's see", "idk")
+COMMENT_VERBS = frozenset("be do have know see think guess sure get".split())
+
+# After an imperative head, one of these within three words means the head was a noun ("Test
+# coverage is low", "Log files are rotated"): a declarative.
+FINITE = frozenset("""
+is are was were 's has have had does do did will would can could should must may might shall isn't aren't wasn't
+weren't hasn't haven't doesn't don't didn't won't can't cannot goes contains lacks sits seems looks happens exists
+depends belongs means""".split())
+
+EN_PROHIBITION = re.compile(r"^(?:don't|do not|never|no more|stop|avoid|quit|refrain from|no need to)\b"
+                            r"|^no (?!problem|worries|idea|way|thanks|thank|doubt|objection)[a-z]")
+EN_LETS = re.compile(r"^(?:let's|let us)\b(?! (?:see|think|discuss|talk|revisit|wait|hold|come back|circle back|park"
+                     r"|table|decide|figure|look into|check|explore|consider|brainstorm|sleep|chat|meet|sync))")
+EN_REMEMBER = re.compile(r"^(?:make sure|be sure|ensure|remember|keep in mind|bear in mind|note that|mind that|"
+                         r"(?:don't|do not) forget|be careful to|take care to)\b|^" + re.escape(LASTING))
+EN_YOU = re.compile(r"^you (?:should|must|need to|have to|'ve got to|have got to|shall|will|'ll|are to|may not|"
+                    r"can't|cannot|mustn't|shouldn't|never|always|don't|do not|ought to)\b")
+EN_PREFERENCE = re.compile(
+    r"^(?:i|we)(?:\s+(?:really|strongly|definitely|personally|always|do|just|would|still))*\s*(?:want|need|'d like|would like|"
+    r"like|love|hate|dislike|don't like|do not like|can't stand|cannot stand|prefer|'d prefer|'d rather|rather|"
+    r"expect|insist|require|ask that|'d appreciate|appreciate|'m a fan of|am a fan of|'m not a fan of|am not a fan of|"
+    r"favou?r)\b(?! to (?:know|understand|see how|learn|ask|check|hear|find out|clarify))"
+    r"|^(?:my|our) (?:preference|pref|wish)\b|^what i (?:want|prefer|like)\b|^it (?:would|'d) be (?:great|nice|good|"
+    r"best|better) if you\b|^i'd (?:love|be happy) (?:it )?if\b")
+EN_COMMIT = re.compile(
+    r"^(?:we|our team|the team|we all)\s*(?!(?:always|never) (?:\w+ed|had|was|were|did|went|got|made|took|ran|wrote|"
+    r"saw|broke|built|sent|kept|left)\b)(?:will|'ll|shall|are going to|'re going to|should|must|need to|have to|"
+    r"ought to|are moving to|'re moving to|are switching to|'re switching to|are migrating to|'re migrating to|"
+    r"are going with|'re going with|go with|stick with|stick to|standardi[sz]e|always|never|don't|do not|no longer|"
+    r"won't|will not|decided|have decided|'ve decided|agreed|have agreed|'ve agreed|settled|chose|have chosen|"
+    r"'ve chosen|picked|opted|require|commit|keep|only|avoid|ban|forbid|use \S+(?: \S+){0,3} (?:for|in|across|on)"
+    r" (?:all|every|each|any|new|our)|use [^,]* " + re.escape(LASTING) + r")\b"
+    r"|^(?:our|the|my|team) (?:rule|policy|convention|standard|default|decision|choice|plan|approach|guideline|"
+    r"preference)s? (?:is|are|will be|here is)\b"
+    r"|^(?:that|this|it)(?:'s| is| will be) (?:the|our) (?:plan|rule|decision|standard|convention|default|policy|way)\b"
+    # a label announcing the decision: "decision time:", "decided:", "final call:"
+    r"|^(?:decision|decided|final (?:decision|call)|the decision|verdict|ruling)(?: time| made)?$"
+    r"|^(?:my |our |the |team |house )?(?:rule of thumb|rule|convention|policy|guideline|principle|standard)s?$"
+    # a planned change in the progressive: "we're moving the jobs to Airflow", "we are dropping v1"
+    r"|^(?:we|our team|the team)\s*(?:'re|are) (?:now )?(?:moving|switching|migrating|dropping|adopting|replacing|"
+    r"deprecating|removing|retiring|standardi[sz]ing|introducing|phasing out|sunsetting|rewriting|splitting|merging|"
+    r"consolidating|upgrading|downgrading|pinning|freezing|banning|requiring|enforcing|stopping|killing|ditching|"
+    r"abandoning|going)\b")
+EN_DECIDED = re.compile(r"\b(?:decided|decision is|it's decided|that's decided|settled|final decision|set in stone|"
+                        r"agreed on|is final)\b")
+EN_DECIDED_NEGATED = re.compile(r"(?:\bnot|n't|never|\bno|\bun|\byet to)\s*(?:\w+\s+){0,2}$")
+# deontic modality with any subject ("All endpoints must be versioned"); "should" with it/that/this/
+# there is epistemic ("it should work now")
+EN_MODAL = re.compile(
+    r"(?<!\bit )(?<!\bthat )(?<!\bthis )(?<!\bthere )\b(?:must|must not|mustn't|should|should not|shouldn't|"
+    r"shall|shall not|has to|have to|need to|needs to|ought to|is to be|are to be|may not|is required to|"
+    r"are required to)\b"
+    r"|\b(?:is|are|isn't|aren't) (?:not )?(?:allowed|forbidden|banned|prohibited|mandatory|required|preferred|"
+    r"a must|off[- ]limits|a no[- ]go)\b|\b(?:is|are) not (?:ok|acceptable)\b|\bnot allowed\b")
+# a norm over a quantified subject: "Every public endpoint needs an example", "each PR gets two reviews"
+# ("Every handler logs to stdout" states a fact: only verbs of requirement make the norm)
+EN_NORM = re.compile(r"^(?:every|each|all|any)\b[^,]*?\b(?:needs?|requires?|gets?|deserves?)\b(?! to be (?:done|fixed))")
+# a verbless norm: a short noun phrase under a constraint ("One assertion per test.", "Tabs over
+# spaces.", "Max 100 chars per line."); a verbless phrase without one is a label or a fact
+EN_VERBLESS_NORM = re.compile(r"\b(?:per|max|maximum|min|minimum|at most|at least|no more than|instead of|over|"
+                              r"rather than|only|not)\b|>")
+DETERMINERS = frozenset("the a an our this that these those my your its their his her we it they i you".split())
+EN_PLEASE = re.compile(r"\bplease\b")
+EN_POLITE = re.compile(r"^(?:could|can|would|will) you\b|^would you mind\b|^(?:can|could) we\b|^do you mind\b"
+                       r"|^is it (?:ok|possible) (?:if|to)\b")
+# a request for information (not a lasting rule)
+EN_INFO = re.compile(
+    r"^(?:(?:please|can you|could you|would you)\s+)*(?:tell me|explain|show me|describe|remind me|let me know|"
+    r"help me understand|clarify|walk me through|give me an overview|summari[sz]e|what's|what is|how does|"
+    r"how do|how is|i (?:want|'d like|would like|need) to (?:know|understand|see|learn|find out)|i wonder|"
+    r"i'm wondering|i am wondering)\b")
+EN_QUESTION_START = re.compile(
+    r"^(?:what|how|why|which|where|when|who|whom|whose|is|are|am|was|were|does|do|did|has|have|had|should|shall|"
+    r"can|could|would|will|may|might|isn't|aren't|doesn't|don't|won't|wouldn't|shouldn't|any idea)\b")
+EN_INVERSION = re.compile(r"^(?:do|does|did|is|are|was|were|can|could|should|shall|will|would|have|has|may|might|"
+                          r"must|am)\s+(?:we|you|i|it|they|he|she|this|that|there|the|our|your|these|those)\b")
+EN_WH_START = re.compile(r"^(?:what|how|why|which|where|who|whom|whose)\b")
+QUESTION_TAG = re.compile(
+    r"[,，]?\s*(?<![a-z])(?:right|ok|alright|all right|yes|agreed|got it|understood|clear|yeah|deal|fair|ok with you|"
+    r"sound good|sounds good|makes sense|is that ok|cool|好吗|好不好|可以吗|行吗|行不行|对吧|明白吗|记住了吗|好么|可以不|ok吗"
+    r"|懂吗|成吗|没问题吧)\s*\?*$")
+EN_UNDECIDED = rx(
+    en(r"not decided", r"haven't decided", r"have not decided", r"hasn't been decided", r"not yet decided",
+       r"undecided", r"not sure", r"unsure", r"should we", r"shall we", r"do we want", r"or not", r"open question",
+       r"still deciding", r"to be decided", r"tbd", r"up in the air", r"haven't made up", r"not settled",
+       r"on the fence", r"torn between", r"i don't know", r"thinking (?:about|of)", r"considering", r"wondering",
+       r"let's (?:see|think|discuss|talk|revisit|wait|hold off|come back|circle back|park|table|decide later|"
+       r"figure|look into|explore|consider|brainstorm|sleep)", r"let me (?:think|check|sleep|get back|ask|run it by)",
+       r"(?:i|we)'ll (?:see|think|discuss|decide later|revisit|talk)", r"revisit", r"come back to",
+       r"(?:think|talk) (?:about it|it over)", r"sleep on it", r"check with", r"run it by", r"get back to you",
+       r"hold off", r"not now", r"not yet", r"maybe later", r"decide later"),
+    r"(?:^|\b(?:decid\w*|sure|know|wonder\w*|discuss\w*|consider\w*|question|ask\w*|think\w*|debat\w*|unclear|"
+    r"figure out)\b[^.?!]{0,40})\bwhether\b",
+)
+EN_HEDGE = rx(en(
+    r"maybe", r"perhaps", r"possibly", r"probably", r"likely", r"unlikely", r"might", r"could (?:try|be|maybe|also|"
+    r"consider|switch|move|use|go|look|add|drop|start|migrate)", r"may (?:want|need|switch|move|use|be|have)",
+    r"i guess", r"i suppose", r"i'm not certain", r"not necessarily", r"ideally", r"hopefully", r"eventually",
+    r"some ?day", r"one day", r"at some point", r"sooner or later", r"down the road", r"in theory",
+    r"worth (?:a try|trying|considering|exploring|a shot|a look)", r"give \w+ a (?:try|shot|go)", r"(?:we|you) could",
+    r"i (?:think|expect|bet|reckon|imagine) (?:we|it|that|this|they|i)(?:'ll| will| would| might)", r"i bet",
+    r"i reckon", r"kind of want", r"sort of want", r"not sure"))
+
+ZH_PROHIBITION = r"不要|别(?![人的处名])|不许|不准|禁止|不得|(?<![a-z])勿|不可以|不能|不用|无需|不必|避免|杜绝|少用|别再|不要再"
+ZH_DIRECTIVE = re.compile(
+    ZH_PROHIBITION + r"|先不|暂不|先别|暂时不|先这样|先(?:用|写|跑|做|加|把|改|关|开|跳过|忽略|给)"
+    r"|把[^，。,]{1,20}?(?:改|换|调|设|关|开|删|去掉|加|放|写|拆|合|升|降|切)|请|务必|必须|一定要|千万|应该|应当|一律|统一|都要|都得|都用|就用|就选|就按|改用|改成|改为|换成|记住|记得|别忘了"
+    r"|尽量|尽可能|最好|优先|坚持|沿用|保持|不再|我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|需要你|讨厌|不喜欢|受不了)"
+    r"|希望你|你(?:要|得|必须|应该)|(?:我们|咱们)(?:以后|今后|统一|一律|都|就|决定|会|将|准备|要|不再|不用|改用|用(?!的)|不?打算"
+    r"|不?准备|不?计划)"
+    r"|(?<![能会])(?<!可以)(?:直接|马上|立刻|赶紧|全部|统一|一律|都|就|全都)\s*(?:删|改|换|用|去掉|移除|加|写|跑|合并|拆|禁用|启用|关|开|下线|上线|迁|切|走|升级"
+    r"|降级|砍掉|废弃|弃用|替换|重写)"
+    r"|(?:决定|定了|定下来|就这么定|拍板|敲定|说定了|约定|规定)|(?:规范|原则|规矩|惯例|标准)是"
+    r"|(?<![需重主只想必])要(?![不是么求])(?=\s*[\u4e00-\u9fffa-z])|(?:都|就|也|还|你|我们|咱们)得(?=\s*[\u4e00-\u9fffa-z])"
+)
+# an imperative head: a clause starting with an action verb (after the ZH_LEAD adverbs); not when a
+# copula makes it a statement ("回答是中文的" is how answers are, "回答用中文" how they should be)
+ZH_VERB_HEAD = re.compile(
+    r"(?:^|[，,]\s*)(?:用|使用|采用|写|加|添加|加上|补上|跑|运行|执行|改|删|删除|删掉|去掉|移除|保留|禁用|启用|开启|关闭|关掉|提交|合并|拆"
+    r"|拆分|把|按|按照|遵循|遵守|检查|回答|回复|输出|打印|记录|命名|放|放在|引入|升级|降级|迁移|固定|锁定|标注|注明|说明|列出|给出"
+    r"|提供|附上|带上|返回|处理|捕获|校验|验证|切到|切换到|迁到|选用|走|上|接入|部署|发布|打包|编译|做|先给|先写|先跑|给出|显示|展示"
+    r"|引用|注释|缩进|格式化)")
+ZH_PREFERENCE = re.compile(r"我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|讨厌|不喜欢|受不了)|希望你")
+ZH_INFO = re.compile(r"^(?:请)?(?:告诉我|解释|说明一下|讲讲|介绍一下|帮我看看|看一下|查一下|我想知道|我想了解|我想问|能解释|解释一下"
+                     r"|说说|讲一下|分析一下)")
+ZH_QUESTION = re.compile(r"(?:吗|呢|[好对是行能要]么)\s*$|什么|怎么|为什么|为啥|哪(?!怕)|几个|多少|如何|怎样|(?<![a-z])啥")
+ZH_CHOICE_QUESTION = re.compile(r"是不是|有没有|能不能|可不可以|会不会|行不行|对不对|好不好")
+ZH_POLITE = re.compile(r"^(?:能不能|能否|可不可以|可以|麻烦(?:你|您)?|请问能|你能|你可以|您能)")
+ZH_UNDECIDED = re.compile(
+    r"(?![能可行好对是会])([\u4e00-\u9fff])不\1(?![吧吗])|还没(?:决定|定|想好)|没(?:决定|想好)|未决定|尚未决定|要不要|需不需要|该不该|用不用|是不是要|待定|不确定|拿不准|再讨论|再议"
+    r"|还在考虑|在考虑|考虑要不要|纠结|犹豫|想想|商量|问问|" + re.escape(DEFER)
+    + r"|^是否|(?:决定|确定|考虑|讨论|想好|知道|想想|商量|评估)[^。？！]{0,12}是否|是否(?:要|应该|应当|需要|该|值得)")
+ZH_HEDGE = re.compile(r"也许|(?<!尽)可能(?!性)|或许|大概|大约|估计|说不定|不一定|看情况|似乎|好像|貌似|没准|兴许|(?<![调测尝考面笔])试(?:试|一下|一试)"
+                      r"|可以考虑|考虑一下|考虑考虑|有空(?:的话)?|有机会|改天|回头|将来可能|应该会|也行|都行|随便")
+
+# ------------------------------------------------------------------------------ facts
+
+# A statement of what code, configuration, dependencies, CI or a test run is or did. Refused when
+# the clause carries no directive; the words only name the rule, they never decide a keep.
+EN_FACT = re.compile(
+    r"\b(?:is|are|was|were|'s|has|have|had|uses|runs|targets|listens|depends|contains|lives|sits|points|returns|"
+    r"takes|passed|failed|broke|ran|merged|deployed|shipped|released|built|compiled|installed|pinned|configured|"
+    r"defaults to|currently|right now|at the moment|as of|already|still|green|red)\b|\d")
+ZH_FACT = re.compile(
+    r"现在|目前|当前|眼下(?!先)|已经|已(?!决定|确定)|正在|在用|用的是|的是|版本是|是\s*v?\d|为\s*v?\d|都是|全是|全部是|一直是"
+    r"|过了|通过了|挂了|了\s*$|配置为|设置为|配置成|监听|依赖|跑在|部署在|默认是|默认为|(?<!不)是|有\s*\d|\d")
+# a declarative that is no statement about the project: thanks, greetings, apologies, exclamations
+SMALL_TALK = re.compile(r"^(?:thanks|thank you|great|nice|cool|awesome|wow|lol|haha|sorry|oops|hello|hi|hey|good "
+                        r"(?:morning|night|job)|well done|谢谢|感谢|哈哈|不好意思|辛苦了|你好)")
+# a short declarative about "that/it" is a remark on the conversation ("that helps", "it works")
+PRONOUN_REMARK = re.compile(r"^(?:that|this|it|which)(?:'s)?(?: \S+){0,3}$")
+ZH_COPULA = re.compile(r"(?<![不还])是(?!否|不是)|的是|为\s*v?\d")
+OPINION = re.compile(r"^(?:i (?:think|believe|feel|guess)|in my opinion|personally|to be honest|我觉得|我认为|感觉|个人觉得)")
+PERSON_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|me|my|you|your|you're|我|你|您)(?![a-z])")
+
+# ------------------------------------------------------------------------------ adoption
+
+AFFIRM_IDIOMS = re.compile(en(r"no problem", r"no worries", r"not a bad idea", r"not bad", r"why not",
+                              r"no objections?", r"no complaints", r"no doubt") + r"|没问题|不错|没意见|不反对|没毛病")
+AFFIRMATIVE = rx(
+    en(r"yes", r"yeah", r"yep", r"yup", r"sure", r"ok", r"alright", r"all right", r"agreed", r"agree", r"i agree",
+       r"sounds (?:good|great|right|fine|reasonable|like a plan)", r"looks (?:good|great|right|fine)",
+       r"(?:looks|sounds) good to me", r"good (?:idea|call|plan|point)", r"great (?:idea|call|plan)", r"perfect",
+       r"exactly", r"absolutely", r"definitely", r"of course", r"go ahead", r"go on", r"proceed", r"carry on",
+       r"do it", r"do that", r"please do", r"make it so", r"ship it", r"let's (?:do|go|use|go with|adopt|take)",
+       r"go with", r"go for it", r"works for me", r"that works", r"fine by me", r"fine with me", r"fair enough",
+       r"makes sense", r"love it", r"like it", r"nice", r"great", r"cool", r"deal", r"approved?", r"accept(?:ed)?",
+       r"as you (?:said|suggested|proposed)", r"your way", r"i'm in", r"on board", r"i'm (?:ok|fine) with",
+       r"\+1", r"affirmative", r"continue", r"yes please", r"thanks", r"(?:that's|that is|it's|sounds) fine", r"fine"),
+    r"👍|✅|好|行|可以|可|没问题|同意|赞同|赞成|就这么办|就这么做|就这么定|就这样|按你说的|照你说的|听你的|依你|没毛病|妥|对|嗯|是的|采纳|批准"
+    r"|就按|就用这个|继续|成",
+)
+NOT_CONFIRMED = rx(
+    r"^(?:no|nope|nah|not|never mind|don't|hmm+|hm+|wait|hold on|uh+)\b",
+    en(r"not (?:yet|now|sure|really|that|this|quite|convinced|so sure|a fan|for now)", r"don't (?:do|change|bother|"
+       r"think so)", r"let's not", r"rather not", r"never mind", r"no thanks", r"keep (?:it|things|the \w+|the current "
+       r"\w+|what we have) (?:as (?:is|it is)|unchanged|the same)", r"leave (?:it|things) (?:as is|alone|be)",
+       r"later", r"let me (?:think|check|sleep|get back|ask|run it by|talk)", r"i'll think", r"think (?:about it|it over)",
+       r"sleep on it", r"check with", r"run it by", r"ask (?:the team|my lead|around|my manager)", r"get back to you",
+       r"hold off", r"wait", r"revisit", r"come back to", r"on hold", r"next week", r"not sure", r"unsure",
+       r"(?:absolutely|definitely|certainly|of course|surely|hell) (?:not|no)", r"no way", r"not[.!]*$",
+       r"maybe", r"perhaps", r"probably", r"i don't know", r"doubt", r"skeptical", r"hesitant", r"i guess"),
+    r"(?:^|[，,]\s*)(?:不|别|算了|不用|不要|不行|不同意|否|还是不|先不|不必|没必要|等等|等一下)|算了|保持原样|维持现状|不用改|别改|不要改|还是用原来的"
+    r"|回头|再说|再看|再议|想想|考虑|商量|问问|晚点|先放着|明天再|下周再|不确定|也许|(?<!尽)可能|大概|或许|不一定|说不定|纠结|"
+    + re.escape(DEFER),
+)
+
+# a limit on a confirmation: a time limit, or "only" narrowing it to a place ("this change" in a
+# confirmation is the proposal itself, no limit)
+CONFIRM_LIMIT = rx(
+    en(r"(?:just |only )?(?:this|that) (?:time|once)", r"just once", r"for once", r"today", r"tonight", r"for now",
+       r"right now", r"for the moment", r"for the time being", r"temporar(?:y|ily)", r"until",
+       r"(?:just|only) (?:here|now|for (?:this|that|the|today)|in (?:this|that|the))", r"for (?:this|that|the) \w+ only",
+       r"in (?:this|that) \w+ only", r"(?:only|just|for|in|on|within) (?:this|that|the current) (?:\w+ )?(?:"
+       + _LOCAL_NOUNS + r")", r"for (?:the|this|our) (?:demo|release|launch|sprint|prototype|poc|spike|"
+       r"experiment|mvp|hotfix|migration)"),
+    r"这次|本次|此次|这回|先这样|暂时|临时|今天|只在|仅在|只有这|只是这|只这",
+)
+# words of a discussion: weighing options, wanting to talk it over
+DELIBERATION = rx(
+    en(r"thinking", r"considering", r"weighing", r"torn", r"on the fence", r"pros and cons", r"trade-?offs?",
+       r"vs\.?", r"versus", r"or", r"whether", r"discuss(?:ion)?", r"talk (?:about|through|it)", r"revisit",
+       r"come back to", r"brainstorm", r"explore", r"figure out", r"open question", r"tbd", r"options?",
+       r"alternatives?", r"wondering", r"debate", r"undecided", r"not sure", r"(?:still )?open", r"unresolved",
+       r"unclear"),
+    r"讨论|商量|考虑|纠结|权衡|取舍|还是|或者|要不要|是否|聊聊|研究|想想|方案|选项|对比|比较|犹豫",
+)
+
+# an assistant text that proposes (not a question, not a report of what the code is or what was done)
+PROPOSAL = rx(
+    en(r"i(?:'d| would)? (?:suggest|propose|recommend|advise)", r"i(?:'d| would) (?:go with|use|prefer|keep|switch|"
+       r"move|pick|lean|choose|add|drop|split|store|put|start|make|do|rather)",
+       r"i (?:could|can|might|will|'ll)(?! not)", r"i'(?:ll|d) be happy to", r"my (?:suggestion|recommendation|proposal|advice|vote)",
+       r"(?:we|you) (?:should|could|might want to|may want to|ought to|can)", r"let's", r"let us", r"how about",
+       r"what about", r"why not", r"consider", r"(?:the )?(?:best|better|simplest|cleanest|safest|easiest) (?:option|"
+       r"approach|choice|way|bet|fix|solution|path) (?:is|would be|here is)", r"it(?:'s| is| would be) (?:best|better|"
+       r"wiser|safer|simpler|cleaner) to", r"better to", r"(?:one|another) option", r"option \w+:", r"proposal:",
+       r"suggestion:", r"recommendation:", r"shall we", r"i'd go with", r"go with", r"switch to", r"stick with"),
+    r"建议|推荐|我们可以|可以考虑|不如|要不|最好|应该|我倾向|我的建议|方案是|我提议|提议|可以改成|改成|换成|统一|采用|我们就|我觉得可以|咱们",
+)
+TENTATIVE_HEAD = re.compile(r"^(?:maybe|perhaps|possibly)\s+")
+REPORT = re.compile(
+    r"^(?:i've|i have|i (?:updated|changed|added|removed|fixed|renamed|moved|created|wrote|refactored|ran|applied|made|"
+    r"set|replaced|deleted|modified|implemented|converted|migrated|bumped|reverted|checked|looked))\b"
+    r"|^(?:done|fixed|updated|applied|changed|all set|finished)\b|^(?:已经|已|我已经|我已|改好了|搞定|完成了|好了)")
+
+__all__ = [name for name in dir() if name.isupper() or name in ("en", "rx")]

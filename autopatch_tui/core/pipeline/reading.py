@@ -1,0 +1,337 @@
+"""The Memory gate's reading of what a user (or the assistant) said: the evidence a candidate rests on.
+
+`read_quote(text, quote)` reads the segment(s) of a turn that a quote belongs to (`clauses.py`) and
+returns a `Reading`: the clause's *mood* (a directive, a commitment, a preference, a request, a
+question, a request for information, an acknowledgement, or a plain declarative), whether it is
+hedged or undecided, and its *scope* (lasting, local/one-off, or neither). `Reading.refusal()` is
+the rule that refuses an explicit preference or decision resting on it, or None: a candidate is
+kept only on a directive, commitment or preference of the user's own clause — everything else is
+refused, there is no "lower it and keep it".
+
+`confirmation_refusal` reads a reply to an assistant proposal (an adoption needs an affirmative
+confirmation with no negation, deferral, doubt or time limit) and `proposal_refusal` an assistant
+quote (a proposal, not a question or a report). Word classes live in `lexicon.py`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from autopatch_tui.core.pipeline import lexicon as L
+from autopatch_tui.core.pipeline.clauses import (
+    MAX_TEXT,
+    Segment,
+    commas,
+    main_part,
+    mask,
+    normalize,
+    segments,
+)
+from autopatch_tui.core.pipeline.markers import is_acknowledgement
+from autopatch_tui.core.recall.terms import content_terms
+
+KEEPABLE = ("directive", "commitment", "preference")
+_TRAIL = " .!。！~～…'\"”)）】"
+
+
+@dataclass(frozen=True)
+class Reading:
+    mood: str  # directive | commitment | preference | question | info | ack | declarative
+    hedged: bool = False
+    undecided: bool = False
+    local: bool = False
+    lasting: bool = False
+    fact: bool = False
+    repair: bool = False  # the turn has a repair intent: only an explicitly lasting clause is durable
+
+    def refusal(self) -> str | None:
+        """The rule refusing an explicit preference or decision that rests on this clause, or None."""
+        if self.undecided:
+            return "undecided"
+        if self.mood == "ack":
+            return "acknowledgement_only"
+        if self.mood == "info":
+            return "request_for_info"
+        if self.mood == "question":
+            return "user_question"
+        if self.hedged:
+            return "hedged"
+        if self.mood not in KEEPABLE:
+            return "code_fact" if self.fact else "no_directive"
+        if self.local or (self.repair and not self.lasting):
+            return "one_off_scope"
+        return None
+
+
+def _cjk(text: str) -> bool:
+    return any("\u3400" <= ch <= "\u9fff" for ch in text)
+
+
+def _strip_lead(c: str) -> str:
+    prev = None
+    while prev != c:
+        prev = c
+        c = L.EN_LEAD.sub("", c)
+        c = L.ZH_LEAD.sub("", c)
+    return c.strip(" ,，:：-")
+
+
+def _imperative(head: str) -> bool:
+    words = head.replace(",", " ").split()
+    if not words or words[0] not in L.BASE_VERBS:
+        return False
+    return not any(w in L.FINITE for w in words[1:4])
+
+
+def _verbless_norm(head: str) -> bool:
+    """A short phrase with no verb and no determiner-led subject, under a constraint word."""
+    words = head.replace(",", " ").split()
+    return (0 < len(words) <= 6 and words[0] not in L.DETERMINERS
+            and not any(w in L.FINITE or w.endswith(("ed", "ing")) for w in words)
+            and bool(L.EN_VERBLESS_NORM.search(head)))
+
+
+def _decided(c: str) -> bool:
+    return any(not L.EN_DECIDED_NEGATED.search(c[max(0, m.start() - 24):m.start()])
+               for m in L.EN_DECIDED.finditer(c))
+
+
+def _clause_mood(c: str, lasting: bool) -> str:
+    """The mood of one comma clause (normalized, masked)."""
+    body = c.strip(_TRAIL)
+    ends_q = body.endswith("?")
+    tagged = False
+    if ends_q:
+        tag = L.QUESTION_TAG.search(body)
+        untagged = body[:tag.start()].strip(_TRAIL + ",，") if tag else ""
+        tagged = bool(untagged)
+        if tagged:
+            body, ends_q = untagged, False
+        else:
+            body = body.rstrip("?").strip()
+    if not body or is_acknowledgement(body):
+        return "ack"
+    head = _strip_lead(body)
+    if _cjk(body):
+        return _zh_mood(body, head, ends_q, lasting)
+    polite = L.EN_POLITE.match(head)
+    if polite:
+        rest = _strip_lead(head[polite.end():].strip())
+        if L.EN_INFO.match(rest) and not lasting:
+            return "info"
+        return "directive" if lasting else "question"
+    if L.EN_INFO.match(head) and not lasting:
+        return "info"
+    if ends_q or (L.EN_WH_START.match(head) and not lasting) or L.EN_INVERSION.match(head):
+        return "question"
+    if tagged and L.EN_QUESTION_START.match(head):
+        return "question"
+    if (L.EN_PROHIBITION.match(head) or L.EN_LETS.match(head) or L.EN_REMEMBER.match(head) or L.EN_YOU.match(head)
+            or _imperative(head) or L.EN_ALWAYS_HEAD.match(body)):
+        return "directive"
+    if L.EN_PREFERENCE.match(head):
+        return "preference"
+    if L.EN_COMMIT.match(head) or _decided(body):
+        return "commitment"
+    if L.EN_MODAL.search(body) or L.EN_PLEASE.search(body) or L.EN_NORM.match(head):
+        return "directive"
+    return "commitment" if L.LASTING_START.search(body) else "declarative"
+
+
+def _zh_mood(body: str, head: str, ends_q: bool, lasting: bool) -> str:
+    if L.ZH_INFO.match(head) and not lasting:
+        return "info"
+    if L.ZH_POLITE.match(head) and (ends_q or body.endswith(("吗", "么"))):
+        return "directive" if lasting else "question"
+    if ends_q or L.ZH_QUESTION.search(body) or L.ZH_CHOICE_QUESTION.search(body):
+        return "question"
+    if L.ZH_PREFERENCE.search(body):
+        return "preference"
+    if L.ZH_DIRECTIVE.search(body) or (L.ZH_VERB_HEAD.search(head) and not L.ZH_COPULA.search(head)):
+        return "directive"
+    if L.EN_PLEASE.search(body) or L.EN_PROHIBITION.match(head) or _imperative(head):
+        return "directive"
+    if L.ZH_USE.search(body) and not L.ZH_FACT.search(body):
+        return "directive"  # "这次回答用表格": a bare "use" with no state marker is an instruction
+    return "commitment" if L.LASTING_START.search(body) else "declarative"
+
+
+def _hedge(c: str) -> bool:
+    return bool(L.EN_HEDGE.search(c) or L.ZH_HEDGE.search(c))
+
+
+def _hedge_only(c: str) -> bool:
+    """A clause that is nothing but a hedge or a doubt ("probably?", "I think", "或许吧")."""
+    return _hedge(c) and len(c.strip(_TRAIL + "?").split()) <= 2 and len(c) <= 16
+
+
+def _one_off_xian(text: str, lasting: bool) -> bool:
+    m = L.XIAN.search(text)
+    return bool(m) and not lasting and not L.XIAN_SEQUENCE.search(text, m.end())
+
+
+def _segment_question(main: str, lasting: bool) -> str | None:
+    """The mood of a segment that ends with a question mark, or None when it is no question: a tag
+    after an assertion ("Always use tabs, OK?") or a polite request for a lasting behaviour ("Could
+    you always cite the file?"). The mark belongs to the whole sentence, not its last comma clause:
+    "do we always run migrations before the deploy, or after?" is a question."""
+    body = main.strip(_TRAIL)
+    if not body.endswith("?"):
+        return None
+    tag = L.QUESTION_TAG.search(body)
+    untagged = body[:tag.start()].strip(_TRAIL + ",，") if tag else ""
+    if untagged and not (L.EN_QUESTION_START.match(untagged) or L.ZH_QUESTION.search(untagged)):
+        return None
+    head = _strip_lead(body.rstrip("?"))
+    if L.EN_POLITE.match(head) or L.ZH_POLITE.match(head):
+        return None  # judged by its clause: a lasting request is a directive, else a task or a question
+    return "question"
+
+
+@functools.lru_cache(maxsize=1024)
+def read_segment(text: str, *, repair: bool = False) -> Reading:
+    """The reading of one segment (normalized and masked, `clauses.segments`)."""
+    main = main_part(text)
+    lasting = bool(L.LASTING_SCOPE.search(main))
+    local = (bool(L.LOCAL_SCOPE.search(main)) or _one_off_xian(main, lasting)
+             or (not lasting and bool(L.EVENT_SCOPE.search(main))))
+    undecided = bool(L.EN_UNDECIDED.search(main) or L.ZH_UNDECIDED.search(main))
+    parts = commas(main) or [main]
+    if _segment_question(main, lasting):
+        hedged = any(_hedge(c) for c in parts)
+        return Reading("question", hedged=hedged, undecided=undecided, local=local, lasting=lasting, repair=repair)
+    moods = [_clause_mood(c, lasting) for c in parts]
+    if moods[0] == "declarative" and _verbless_norm(_strip_lead(parts[0].strip(_TRAIL))):
+        moods[0] = "directive"  # "One assertion per test." (a fragment after a clause is no norm)
+    keep = next((i for i, m in enumerate(moods) if m in KEEPABLE), None)
+    if keep is not None:
+        mood = moods[keep]
+        # a hedge counts before or in the directive's clause, or as a clause of its own anywhere
+        # ("…, always, probably?"); a later clause with its own content is a reason or a remark
+        hedged = any(_hedge(c) for c in parts[:keep + 1]) or any(_hedge_only(c) for c in parts)
+    else:
+        mood = next((m for m in ("question", "info", "declarative", "ack") if m in moods), "declarative")
+        hedged = any(_hedge(c) for c in parts)
+    fact = False
+    if mood == "declarative":
+        first = next((_strip_lead(c) for c, m in zip(parts, moods) if m == "declarative"), main)
+        fact = not (L.PERSON_SUBJECT.match(first) or L.SMALL_TALK.match(first) or L.OPINION.match(main)
+                    or ("ack" in moods and L.PRONOUN_REMARK.match(first)))
+    return Reading(mood, hedged=hedged, undecided=undecided, local=local, lasting=lasting, fact=fact, repair=repair)
+
+
+def _combine(readings: list[Reading]) -> Reading:
+    """Several segments carry the meaning equally: kept on a keepable one unless another limits,
+    hedges or questions it (a limit or a doubt beside a rule is never ignored)."""
+    meaningful = [r for r in readings if r.mood != "ack"] or readings
+    keeping = [r for r in meaningful if r.refusal() is None]
+    limiting = [r for r in meaningful if r.refusal() in ("one_off_scope", "hedged", "undecided", "user_question")]
+    if keeping and not limiting:
+        return replace(keeping[0], lasting=any(r.lasting for r in keeping))
+    return limiting[0] if limiting else meaningful[0]
+
+
+def read_quote(text: str, quote: str, *, repair: bool = False, meaning: Iterable[str] | None = None) -> Reading:
+    """The reading of `quote` within `text` (a user turn). When the quote spans several segments
+    the ones sharing most of `meaning` (the candidate's terms) decide; ties are combined. A short
+    comment right before or after them that only doubts, hedges or limits ("not 100% sure yet",
+    "just for today") applies to them."""
+    segs = list(segments(text, quote))
+    if len(segs) > 1 and meaning:
+        segs = _best(segs, set(meaning))
+    reading = _combine([read_segment(s.text, repair=repair) for s in segs])
+    for c in _comments(text, segs):
+        reading = replace(reading, undecided=reading.undecided or c.undecided, hedged=reading.hedged or c.hedged,
+                          local=reading.local or c.local)
+    return reading
+
+
+def _comments(text: str, chosen: list[Segment]) -> list[Reading]:
+    """The readings of the segments right before and after `chosen` that are short comments
+    carrying only a doubt, a hedge or a limit."""
+    if chosen[-1].end > MAX_TEXT:
+        return []
+    every = segments(text)
+    starts = [s.start for s in every]
+    out = []
+    for seg in (chosen[0], chosen[-1]):
+        if seg.start not in starts:
+            continue
+        i = starts.index(seg.start)
+        for j in ((i - 1,) if seg is chosen[0] else ()) + ((i + 1,) if seg is chosen[-1] else ()):
+            if (0 <= j < len(every) and every[j] not in chosen and every[j].sentence != seg.sentence
+                    and _short(every[j].text)):
+                r = read_segment(every[j].text)
+                if r.mood not in KEEPABLE and (r.undecided or r.hedged or r.local):
+                    out.append(r)
+    return out
+
+
+def _short(text: str) -> bool:
+    """A fragment without a proposition of its own: a few words, no content verb, no Chinese
+    directive or "use" ("not 100% sure yet", "just for today", "还不确定" — not "Should we use tabs?")."""
+    if len(text.split()) > 5 or len(text) > 32:
+        return False
+    words = text.replace("?", " ").replace(",", " ").split()
+    if any(w in L.BASE_VERBS and w not in L.COMMENT_VERBS for w in words):
+        return False
+    return not (L.ZH_DIRECTIVE.search(text) or L.ZH_USE.search(text))
+
+
+def _best(segs: list[Segment], meaning: set[str]) -> list[Segment]:
+    scored = [(len(set(content_terms(s.raw)) & meaning), s) for s in segs]
+    top = max(n for n, _ in scored)
+    return [s for n, s in scored if n == top]
+
+
+# ------------------------------------------------------------------------------ adoption
+
+
+def _limited(text: str) -> bool:
+    """A time or place limit on a confirmation ("ok, for this release only", "行，这次先这么做")."""
+    return bool(L.CONFIRM_LIMIT.search(text)) or _one_off_xian(text, False)
+
+
+def confirmation_refusal(text: str) -> str | None:
+    """Why a user's reply does not adopt the proposal before it, or None (it affirms)."""
+    segs = segments(text)
+    n = L.AFFIRM_IDIOMS.sub(" ok ", " ".join(s.text for s in segs))
+    first = L.AFFIRM_IDIOMS.sub(" ok ", segs[0].text).strip(_TRAIL)
+    if first.endswith("?") or L.NOT_CONFIRMED.search(n):
+        return "not_confirmed"
+    if _limited(n):
+        return "one_off_scope"
+    if not L.AFFIRMATIVE.search(first):
+        return "not_confirmed"
+    return None
+
+
+def proposal_refusal(text: str) -> str | None:
+    """None when an assistant quote proposes something, else `not_a_proposal` (a question, a
+    report of what the code is or of what was done)."""
+    n = mask(normalize(text)).strip(_TRAIL)
+    if L.REPORT.match(_strip_lead(n)):
+        return "not_a_proposal"
+    if L.PROPOSAL.search(n):
+        return None
+    tentative = L.TENTATIVE_HEAD.sub("", n).rstrip("?").strip()  # "Maybe use Celery for the queue?"
+    if tentative != n and read_segment(tentative).mood == "directive":
+        return None
+    if n.endswith("?"):
+        return "not_a_proposal"
+    return None if read_segment(n).mood == "directive" else "not_a_proposal"
+
+
+def is_open_point(text: str, quote: str) -> bool:
+    """The user's clause raises an open point (a question, an undecided or hedged choice, a wish to
+    discuss it): what a discussion rests on."""
+    for s in segments(text, quote):
+        r = read_segment(s.text)
+        if r.undecided or r.mood == "question" or r.hedged or L.DELIBERATION.search(s.text):
+            return True
+    return False
+
+
+__all__ = ["KEEPABLE", "Reading", "confirmation_refusal", "is_open_point", "proposal_refusal", "read_quote",
+           "read_segment"]
