@@ -250,6 +250,8 @@ class AutopatchApp(App):
             for key in burst.keys:
                 await self.on_event(key)
             return
+        if not self.app_focus:
+            self.app_focus = True  # as Textual does for a key
         if self.focused is not target:
             self.screen.set_focus(target)
         self.typing.hold(target, burst.text)
