@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_name(args: argparse.Namespace) -> str:
     """The command's words only (`memory stores add`), never its arguments: safe for the log."""
-    words = [getattr(args, k, None) for k in ("command", "memory_command", "stores_action")]
+    words = [getattr(args, k, None) for k in ("command", "memory_command", "stores_action", "review_action")]
     return " ".join(w for w in words if w) or "app"
 
 

@@ -6,8 +6,10 @@ import argparse
 from pathlib import Path
 
 from autopatch_tui.cli.output import RUN, emit_json, fail, say, warn
+from autopatch_tui.cli.review_cmds import add_review_parsers
 from autopatch_tui.cli.validate import export_target, record_id, timeout_seconds
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory.review_marks import ReviewMarksError
 from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
 
 
@@ -36,8 +38,13 @@ def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     items = mgr.list_items(kind=args.kind)
-    if args.json:
-        emit_json({"items": [i.model_dump(mode="json") for i in items]})
+    if args.json:  # contracts §8: each item says whether it awaits review
+        try:
+            marks = mgr.review.review_state([i.id for i in items]) if items else {}
+        except ReviewMarksError as exc:  # the listing still works; every item counts as awaiting review
+            warn(str(exc))
+            marks = {}
+        emit_json({"items": [{**i.model_dump(mode="json"), "review": marks.get(i.id, "new")} for i in items]})
         return 0
     if not items:
         say("No active Memory items.")
@@ -167,6 +174,8 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p = msub.add_parser("process", help="give every pending Memory job one processing chance now", parents=[common])
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_process)
+
+    add_review_parsers(msub, common)
 
     p = sub.add_parser("new", help="start a new thread (/new)", parents=[common])
     p.add_argument("--timeout", type=timeout_seconds, default=None,

@@ -35,7 +35,7 @@ from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import resolve_profile
 from autopatch_tui.core.memory import clear as clear_ops
 from autopatch_tui.core.memory import history
-from autopatch_tui.core.memory import job_retry
+from autopatch_tui.core.memory import job_retry, review_marks
 from autopatch_tui.core.memory import items as item_ops
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.bootstrap import StoreIdentity
@@ -46,10 +46,15 @@ from autopatch_tui.core.memory.models import (
     ItemDetail,
     ItemSummary,
     NewThreadResult,
+    ReviewCounts,
     StatusReport,
 )
 from autopatch_tui.core.memory.status import degraded_status, healthy_status
+from autopatch_tui.core.memory.review_service import ReviewService
+from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.memory.store import MemoryStore
+from autopatch_tui.core.memory.item_history import ItemHistory, item_history
+from autopatch_tui.core.memory.turn_memory import MemoryNote, turn_notes
 from autopatch_tui.core.paths import StorePaths, write_private_text
 from autopatch_tui.core.pipeline.closing import stop_closing
 from autopatch_tui.core.pipeline.model_io import MemoryModel
@@ -60,6 +65,7 @@ from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
 
 if TYPE_CHECKING:  # the pipeline is imported when first used: `memory status`/`list` never need it
+    from autopatch_tui.core.memory.audit import AuditReport
     from autopatch_tui.core.pipeline.flush import ExitFlushResult, WatermarkFlush
     from autopatch_tui.core.pipeline.runner import PipelineRunner
     from autopatch_tui.core.pipeline.worker import BackgroundWorker
@@ -114,6 +120,7 @@ class MemoryManager:
         identity = identity_for(repo)
         self._register_when_used = False  # an empty store joins the registry once it holds something
         self.store = self._open_store(identity, register)
+        self.review = ReviewService(self)  # review marks, the inbox and approval mode (contracts §8)
         self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
         self._worker: BackgroundWorker | None = None
         self.turn_keepers = TurnKeepers(self._renew_turn, settings.heartbeat_seconds,
@@ -222,7 +229,7 @@ class MemoryManager:
         if not self.store.healthy:
             diagnostic = h.diagnostic or "Memory is degraded"
             if h.readable:  # read-only: the real counts, state degraded
-                report = healthy_status(self.store.read_conn(), self.paths, summary_stale=True)
+                report = self._with_review(healthy_status(self.store.read_conn(), self.paths, summary_stale=True))
                 return report.model_copy(update={"state": "degraded", "diagnostic": diagnostic, "cause": h.cause})
             return degraded_status(self.paths, h.schema_version, diagnostic, cause=h.cause)
         conn = self.store.conn()
@@ -232,7 +239,16 @@ class MemoryManager:
             self.summary_stale = True
             return degraded_status(self.paths, self.store.health.schema_version, problem,
                                    cause=self.store.health.cause)
-        return healthy_status(conn, self.paths, summary_stale=self.summary_stale)
+        return self._with_review(healthy_status(conn, self.paths, summary_stale=self.summary_stale))
+
+    def _with_review(self, report: StatusReport) -> StatusReport:
+        """§8 `review.new`; marks that cannot be read count every active item as new (as recall does)."""
+        try:
+            new = self.review.count()
+        except (OSError, AutopatchError) as exc:
+            log.info("review marks unreadable: %s", type(exc).__name__)
+            new = report.active_items
+        return report.model_copy(update={"review": ReviewCounts(new=new)})
 
     def recover(self) -> list[str]:
         """Startup recovery: open turns whose lease expired become `interrupted` and get queued."""
@@ -392,6 +408,32 @@ class MemoryManager:
         self.events.emit(MemoryChanged("forget"))
         return logical
 
+    def item_history(self, item_id: str) -> ItemHistory:
+        """The supersession chain around an item and, when it is not active, what happened to it."""
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return item_history(conn, item_id)
+
+    def items_containing(self, text: str, *, limit: int = 50) -> list[ItemSummary]:
+        """Active items whose subject, statement or content contain every typed word (case-folded):
+        the browser's second, labelled list beside deterministic recall."""
+        return item_ops.items_containing(self.store.read_conn(), text, limit=limit)
+
+    def turn_memory(self, turn_ids: list[str]) -> dict[str, list[MemoryNote]]:
+        """What each turn's Memory work did, for the turns whose work has landed (`turn_memory`)."""
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return turn_notes(conn, turn_ids)
+
+    def audit(self) -> AuditReport:
+        """`memory audit` (contracts §8): duplicates, conflicts and stale paths; no model, no write."""
+        from autopatch_tui.core.memory.audit import run_audit
+
+        self.require_readable()
+        conn = self.store.read_conn()
+        with read_txn(conn):
+            return run_audit(conn, self.repo)
+
     # --- whole store ---------------------------------------------------------------------
     def clear(self, *, confirm: bool) -> str:
         """Delete all Memory data and start one empty active thread. Returns its ID."""
@@ -417,8 +459,20 @@ class MemoryManager:
                 if self._background_wanted:
                     self.worker.start()
         self.summary_stale = False
+        self._reset_review_marks()
         self.events.emit(MemoryChanged("clear"))
         return thread_id
+
+    def _reset_review_marks(self) -> None:
+        """A clear resets the review marks (they name the old generation, so they already count as
+        none; the file goes too). A non-file there is moved aside, never deleted."""
+        try:
+            moved = review_marks.reset(self.paths, self.clock.now())
+        except (OSError, AutopatchError) as exc:
+            log.warning("review marks not reset: %s", type(exc).__name__)
+            return
+        if moved is not None:
+            self.moved_aside.append(moved)
 
     def export(self, to: Path | None = None) -> Path:
         """A JSON snapshot in `.autopatch-j/memory-exports/`, or at `to` (a new file, or a new file

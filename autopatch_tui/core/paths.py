@@ -55,6 +55,14 @@ class StorePaths:
     def gitignore(self) -> Path:
         return self.state_dir / GITIGNORE_NAME
 
+    @property
+    def review_marks(self) -> Path:
+        return self.state_dir / C.REVIEW_MARKS_NAME
+
+    @property
+    def review_lock(self) -> Path:
+        return self.state_dir / C.REVIEW_LOCK_NAME
+
     def db_artifacts(self) -> list[Path]:
         """memory.db and its side files (-wal, -shm, -journal)."""
         return [self.db] + [self.db.with_name(self.db.name + s) for s in C.DB_SIDE_SUFFIXES]
@@ -62,7 +70,8 @@ class StorePaths:
     def opened_paths(self) -> list[Path]:
         """Everything the app opens or writes under `.autopatch-j/` (the legacy memory.json is
         never opened), folder first."""
-        return [self.state_dir, *self.db_artifacts(), self.exports_dir, self.summary, self.gitignore]
+        return [self.state_dir, *self.db_artifacts(), self.exports_dir, self.summary, self.gitignore,
+                self.review_marks, self.review_lock]
 
     @classmethod
     def for_db(cls, db_path: Path) -> StorePaths:
@@ -205,6 +214,35 @@ def create_private_file(root: Path, path: Path) -> bool:
         os.close(dfd)
 
 
+def new_private_file(dir_fd: int, name: str) -> int:
+    """A new file `name` (0600) in the folder `dir_fd`, opened for writing; never through a link,
+    never an existing file. Raises OSError."""
+    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600,
+                   dir_fd=dir_fd)
+
+
+def replace_with(fd: int, data: bytes, *, tmp_name: str, tmp_dir_fd: int, name: str, dir_fd: int,
+                 mode: int | None = None) -> None:
+    """The one atomic replace: `data` written to the new temporary file `fd` (`tmp_name` in the
+    folder `tmp_dir_fd`), given `mode`, flushed to disk, and renamed over `name` in the folder
+    `dir_fd` (a link there is replaced, never followed). On any failure the temporary file is
+    removed and the error re-raised; `name` is then untouched."""
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
+            os.fsync(out.fileno())
+        os.replace(tmp_name, name, src_dir_fd=tmp_dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp_name, dir_fd=tmp_dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
+
+
 def write_private_text(path: Path, text: str, root: Path | None = None) -> None:
     """Atomically replace `path` with `text` (0600), via a temp file in the same folder, all
     relative to the folder's descriptor (no symlink below `root` is followed)."""
@@ -216,21 +254,10 @@ def write_private_text(path: Path, text: str, root: Path | None = None) -> None:
     tmp = f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=dfd)
+            fd = new_private_file(dfd, tmp)
         except PermissionError as exc:
             raise _read_only(path, parent) from exc
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dfd)
-            except FileNotFoundError:
-                pass
-            raise
+        replace_with(fd, text.encode("utf-8"), tmp_name=tmp, tmp_dir_fd=dfd, name=path.name, dir_fd=dfd)
     finally:
         os.close(dfd)
 

@@ -41,6 +41,7 @@ ENV_MAP = {
     "AUTOPATCH_LLM_JSON_MODE": "llm_json_mode",
     "AUTOPATCH_LLM_TOOLS": "llm_tools",
     "AUTOPATCH_MEMORY_MAX_OUTPUT_TOKENS": "memory_max_output_tokens",
+    "AUTOPATCH_MEMORY_APPROVAL": "memory_approval",  # contracts §8
 }
 
 
@@ -91,6 +92,8 @@ class Settings:
     llm_max_retries: int = 2  # 0..10
     llm_json_mode: Literal["auto", "on", "off"] = "auto"
     llm_tools: Literal["auto", "on", "off"] = "auto"
+    # contracts §8: `review` keeps a new Memory item out of recall until the user keeps it
+    memory_approval: Literal["auto", "review"] = "auto"
     memory_max_output_tokens: int | None = None  # > 0
     theme: str = "textual-dark"
     keymap: dict[str, str] = dataclass_field(default_factory=dict)

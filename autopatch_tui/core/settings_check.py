@@ -29,7 +29,8 @@ _NUMBERS: dict[str, tuple[str, float | None, bool, float | None]] = {
     "audit_timeout_seconds": ("float", 0, False, 3600),
 }
 _STRIPPED = ("llm_base_url", "llm_model", "memory_model")  # blank -> None, else stripped
-_MODES = ("llm_json_mode", "llm_tools")
+_MODES = {"llm_json_mode": ("auto", "on", "off"), "llm_tools": ("auto", "on", "off"),
+          "memory_approval": ("auto", "review")}  # case-folded, stripped
 _RUFF_LISTS = ("audit_ruff_select", "audit_ruff_ignore")
 
 
@@ -83,7 +84,7 @@ def _value(name: str, value: object) -> object:
             raise _Defer
         return Secret(value) if value.strip() else None
     if name in _MODES:
-        if type(value) is not str or value.strip().lower() not in ("auto", "on", "off"):
+        if type(value) is not str or value.strip().lower() not in _MODES[name]:
             raise _Defer
         return value.strip().lower()
     if name in _RUFF_LISTS:

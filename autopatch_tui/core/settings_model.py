@@ -45,6 +45,7 @@ class SettingsModel(BaseModel):
     llm_max_retries: int = Field(default=2, ge=0, le=10)
     llm_json_mode: Literal["auto", "on", "off"] = "auto"
     llm_tools: Literal["auto", "on", "off"] = "auto"
+    memory_approval: Literal["auto", "review"] = "auto"
     memory_max_output_tokens: int | None = Field(default=None, gt=0)
     theme: str = "textual-dark"
     keymap: dict[str, str] = Field(default_factory=dict)
@@ -60,7 +61,7 @@ class SettingsModel(BaseModel):
             return None
         return value.strip() if isinstance(value, str) else value
 
-    @field_validator("llm_json_mode", "llm_tools", mode="before")
+    @field_validator("llm_json_mode", "llm_tools", "memory_approval", mode="before")
     @classmethod
     def _mode_lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

@@ -29,6 +29,16 @@ def escape_controls(text: str, *, one_line: bool = False) -> str:
     return (_ONE_LINE if one_line else _MULTI_LINE).sub(_visible, text)
 
 
+def printable(text: str) -> str:
+    """`text` with every unsafe character escaped; newlines and tabs stay (`escape_controls`)."""
+    return _MULTI_LINE.sub(_visible, text)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: runs of whitespace become one space, unsafe characters are escaped."""
+    return _ONE_LINE.sub(_visible, " ".join(text.split()))
+
+
 def has_controls(text: str, *, one_line: bool = True) -> bool:
     """Whether `text` holds a character `escape_controls` would escape."""
     return (_ONE_LINE if one_line else _MULTI_LINE).search(text) is not None

@@ -79,6 +79,7 @@ class AutopatchApp(App):
     memory_version: var[int] = var(0)
     job_events: var[int] = var(0)
     store_generation: var[int] = var(0)  # +1 when the app reopened on another store
+    review_count: var[int] = var(0)  # Memory items awaiting review (contracts §8), for the status bar
     # set by `launch_app` (the real process): after the first frame, `gc.freeze()` the start-up objects
     # (see tui/gc_tuning.py); tests leave it off, so their process-wide GC is untouched
     freeze_gc_after_start = False
@@ -209,11 +210,12 @@ class AutopatchApp(App):
         report = mgr.status()
         j = report.jobs
         counts = (j.pending, j.leased, j.retry_wait, j.failed)
-        self.call_from_thread(self._apply_state, counts, report.active_thread_id or "")
+        self.call_from_thread(self._apply_state, counts, report.active_thread_id or "", report.review.new)
 
-    def _apply_state(self, counts: tuple[int, int, int, int], thread_id: str) -> None:
+    def _apply_state(self, counts: tuple[int, int, int, int], thread_id: str, review: int = 0) -> None:
         self.job_counts = counts
         self.active_thread = thread_id
+        self.review_count = review
         self.health = "healthy" if self.manager.healthy else "degraded"
 
     # --- typed text ---------------------------------------------------------------------
@@ -317,20 +319,28 @@ class AutopatchApp(App):
         follow the App's reactive state while hidden."""
         if name not in SCREEN_KEYS:
             return
-        if self.screen.name == name:  # its own key again: back to its first place (chat: the prompt)
-            home = getattr(self.screen, "focus_home", None)
-            if home is not None:
+        if self.screen.name == name:  # its key again: a screen with views shows the next one, any
+            next_view = getattr(self.screen, "action_next_view", None)  # other goes back to its field
+            home = getattr(self.screen, "focus_home", None)  # (chat: the prompt)
+            if next_view is not None:
+                next_view()
+            elif home is not None:
                 home()
             return
         while len(self.screen_stack) > 2:  # Textual's default screen + chat
             await self.pop_screen()
         if name != "chat":
-            if not self.is_screen_installed(name):
+            fresh = not self.is_screen_installed(name)
+            if fresh:
                 self.install_screen(self.make_screen(name), name)
             await self.push_screen(name)
         home = getattr(self.screen, "focus_home", None)
         if home is not None:
             home()  # a screen shown is ready for typing: its field (chat: the prompt), not its list
+        if name != "chat":
+            opened = getattr(self.screen, "opened", None)
+            if not fresh and opened is not None:  # a kept screen is opened again (a new one does on mount)
+                opened()
 
     async def action_help(self) -> None:
         """The current screen's keys, generated from its bindings (F1, or `?` outside text fields)."""

@@ -65,7 +65,10 @@ SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("Everywhere", "", (("app", "AutopatchApp"),)),
     ("Chat", "", (("screens.chat", "ChatScreen"), ("widgets.chat_log", "FailedTurnNote"))),
     ("Thread history", "", (("screens.history", "HistoryScreen"),)),
-    ("Memory browser", "", (("screens.memory_browser", "MemoryBrowserScreen"),)),
+    ("Memory browser", "Three views: To review (where it opens while items await review), Items and Audit; F4 on the "
+     "browser shows the next view. The review inbox's and the audit's keys act on their list or cards.",
+     (("screens.memory_browser", "MemoryBrowserScreen"), ("screens.memory_inbox", "InboxView"),
+      ("screens.memory_audit", "AuditView"), ("screens.memory_audit", "ItemCard"))),
     ("Job diagnostics", "", (("screens.diagnostics", "DiagnosticsScreen"),)),
     ("Stores and the merge dialog", "", (("screens.stores", "StoresScreen"), ("screens.merge_dialog", "MergeDialog"))),
     ("Search fields", "In the search fields of the history and the Memory browser. A screen opens with focus "

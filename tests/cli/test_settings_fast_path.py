@@ -33,6 +33,7 @@ CASES: dict[str, list[object]] = {
                             "llm_timeout_seconds", "audit_timeout_seconds")},
     **{f: TEXTS for f in ("llm_base_url", "llm_model", "memory_model", "llm_api_key", "theme")},
     **{f: ["auto", "on", "off", " ON ", "Off", "yes", "", 1, None, True] for f in ("llm_json_mode", "llm_tools")},
+    "memory_approval": ["auto", "review", " Review ", "REVIEW", "on", "off", "", 1, None, True, ["review"]],
     "debug": [True, False, 1, 0, "true", "1", None, "yes"],
     "keymap": [{}, {"ctrl+k": "history"}, {"a": 1}, {1: "a"}, [], None, "x"],
     **{f: [None, [], ["S"], ["ALL", "B006", "BLE001"], ["s"], ["S", 1], ["B0066x"], ["B006\n"], ["ALL\n"], "S", [None], ("S",)]
@@ -74,7 +75,7 @@ def test_the_usual_input_never_needs_the_model() -> None:
     env_like = {"home": HOME, "config_file": HOME / "config.toml", "llm_base_url": "http://127.0.0.1:11434/v1",
                 "llm_api_key": "sk-x", "llm_model": "gpt-4o", "context_window": "128000", "lease_seconds": "0.5",
                 "heartbeat_seconds": "2", "extraction_max_wait_seconds": "0", "llm_max_retries": "0",
-                "llm_json_mode": "off", "debug": True, "theme": "nord", "keymap": {"f9": "help"},
+                "llm_json_mode": "off", "memory_approval": "review", "debug": True, "theme": "nord", "keymap": {"f9": "help"},
                 "audit_ruff_select": ["S", "B"], "audit_timeout_seconds": 30}
     fast = fast_values(env_like)
     assert fast is not None

@@ -13,7 +13,7 @@ from tests.support.memory_factory import add_item
 
 STATUS_KEYS = {"state", "db_path", "schema_version", "supported_schema_version", "diagnostic", "generation",
                "active_thread_id", "threads", "turns", "active_items", "jobs", "failures", "summary", "cause",
-               "failures_total", "refusals"}
+               "failures_total", "refusals", "review"}
 JOB_KEYS = {"pending", "leased", "retry_wait", "failed", "succeeded", "succeeded_no_output"}
 FAILURE_KEYS = {"job_id", "kind", "status", "category", "phase", "stage", "rule", "provider_calls", "attempts"}
 SECRETS = ("sk-test-SECRET123", "127.0.0.1:9", "private-endpoint", "USER-QUOTE-XYZ", "ANSWER-BODY-XYZ",

@@ -51,7 +51,8 @@ def test_status_document_order_nesting_and_excluded_counts() -> None:
     doc = report.model_dump(mode="json")
     assert list(doc) == ["state", "db_path", "schema_version", "supported_schema_version", "diagnostic", "cause",
                          "generation", "active_thread_id", "threads", "turns", "active_items", "jobs", "failures",
-                         "failures_total", "refusals", "summary"]
+                         "failures_total", "refusals", "summary", "review"]
+    assert doc["review"] == {"new": 0}
     assert doc["jobs"] == {"pending": 1, "leased": 0, "retry_wait": 0, "failed": 0, "succeeded": 0,
                            "succeeded_no_output": 0}
     assert doc["summary"] == {"status": "missing", "path": "/x/s.md"}

@@ -184,7 +184,8 @@ def test_cli_audit_commands(repo: Path, manager: MemoryManager, seeded, invoke_c
     assert [i["id"] for i in out["items"]] == [items["chain"].logical_id, items["decision"].logical_id,
                                                items["discussion"].logical_id, items["old_pref"].logical_id]
     assert all(set(i) == {"id", "kind", "subject", "statement", "strength", "origin", "recall_mode",
-                          "applies_to_paths", "updated_at"} for i in out["items"])
+                          "applies_to_paths", "updated_at", "review"} for i in out["items"])  # + contracts §8
+    assert {i["review"] for i in out["items"]} == {"new"}
 
     rc, out, err = invoke_cli("memory", "list", "--kind", "user_preference", json=True)
     assert rc == 0 and [i["id"] for i in out["items"]] == [items["old_pref"].logical_id]

@@ -25,7 +25,7 @@ REJECTED = "REJECTED-REPLY-MARKER-4410"
 PROCESS_KEYS = {"succeeded", "succeeded_no_output", "retry_wait", "failed", "pending"}
 STATUS_KEYS = {"state", "db_path", "schema_version", "supported_schema_version", "diagnostic", "generation",
                "active_thread_id", "threads", "turns", "active_items", "jobs", "failures", "summary", "cause",
-               "failures_total", "refusals"}
+               "failures_total", "refusals", "review"}
 FAILURE_KEYS = {"job_id", "kind", "status", "category", "phase", "stage", "rule", "provider_calls", "attempts"}
 
 

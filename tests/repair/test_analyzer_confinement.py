@@ -154,3 +154,56 @@ def test_every_analyzer_runs_under_its_memory_limit(repo: Path, tmp_path: Path, 
         pass  # the stand-in prints Semgrep's shape, which Ruff does not read: only the limit matters here
     expected = RUFF_MEMORY_LIMIT if isinstance(analyzer, RuffAnalyzer) else SEMGREP_MEMORY_LIMIT
     assert int(seen.read_text()) * 1024 == expected
+
+
+# --- a configuration nested past the stack (review of r24, finding 1) -----------------------------
+
+DEEP_CONFIGS = {
+    "arrays-past-the-parser": "x = " + "[" * 100_000 + "]" * 100_000 + "\n",  # tomllib itself recurses
+    "dotted-keys": ".".join(["x"] * 20_000) + " = 1\n",  # parses; merging or writing it recurses
+    "arrays-under-the-parser": "x = " + "[" * 900 + "]" * 900 + "\n",  # parses; writing it recurses
+    "tables-40-deep": ".".join(["x"] * 40) + " = 1\n",  # no recursion here, but no real configuration
+}
+
+
+@pytest.mark.parametrize("name", ["pyproject.toml", "ruff.toml"])
+@pytest.mark.parametrize("body", list(DEEP_CONFIGS.values()), ids=list(DEEP_CONFIGS))
+def test_a_configuration_nested_too_deep_is_skipped_and_named_in_the_scan_and_the_recheck(
+        repo: Path, name: str, body: str) -> None:
+    write(repo, "a.py", EVAL)
+    write(repo, name, ("[tool.ruff]\n" if name == "pyproject.toml" else "") + body)
+    scanner = Scanner(repo, [RuffAnalyzer(timeout=QUICK, memory_limit=1 << 30)])
+    report = scanner.scan()  # was: RecursionError ("unexpected error" in the app)
+    assert [(f.path, f.check_id) for f in report.findings] == [("a.py", "S307")] and report.errors == []
+    [note] = report.notes
+    assert note.startswith(f"Ruff configuration: {shown(name)} ") and note.endswith("; Ruff ran without it"), note
+    # /patch apply's verification reads the same configuration
+    assert [t.rule_id for t in scanner.recheck("a.py", "ruff")] == ["S307"]
+
+
+def test_a_configuration_at_a_real_depth_still_applies(repo: Path) -> None:
+    write(repo, "a.py", EVAL)
+    write(repo, "pyproject.toml", '[tool.ruff.lint.per-file-ignores]\n"a.py" = ["S307"]\n'
+                                  '[tool.ruff.lint.flake8-bandit]\nhardcoded-tmp-directory = ["/x"]\n')
+    assert checked(repo) == ([], [])
+
+
+@pytest.mark.parametrize("line", ['.'.join(["x"] * 20_000) + " = 1", "[" + ".".join(['"a.b"'] * 40) + "]",
+                                  "y = { " + " . ".join(["k"] * 40) + " = 1 }"], ids=["key", "header", "inline"])
+def test_a_dotted_key_nested_too_deep_is_never_parsed(repo: Path, monkeypatch: pytest.MonkeyPatch, line: str) -> None:
+    """tomllib parses a long dotted key in quadratic time (20,000 parts: seconds; a 1 MB file: most
+    of an hour of the app's CPU): such a file is refused before it reaches the parser."""
+    import tomllib
+
+    from autopatch_tui.core.repair.analyzers import ruff_config
+
+    write(repo, "ruff.toml", f"line-length = 100\n{line}\n")
+    parsed: list[str] = []
+    real = tomllib.loads
+    monkeypatch.setattr(ruff_config.tomllib, "loads", lambda text: parsed.append(text) or real(text))
+    reader = ConfigReader(repo)
+    assert reader.for_file("a.py").source is None
+    assert parsed == [] and reader.notes == [
+        "'ruff.toml' nests tables or arrays more than 32 levels deep; Ruff ran without it"]
+    write(repo, "ruff.toml", "line-length = 100\n" + ".".join(["x"] * 31) + " = 1\n")  # deep, but within the bound
+    assert "line-length" in ConfigReader(repo).for_file("a.py").settings and len(parsed) == 1

@@ -180,3 +180,65 @@ def test_the_apps_session_start_sweeps_a_killed_applys_leftover(repo: Path, sett
     finally:
         services.manager.close()
     assert listing(temp_dir(repo)) == [] and listing(src.parent) == ["load.py"]
+
+
+def test_a_bind_mount_inside_the_repository_is_written_beside_the_file(repo: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bind mount has the same st_dev as the repository, yet a rename across it fails with EXDEV:
+    the write goes beside the file instead (review of r24, finding 6)."""
+    import errno
+
+    src = write(repo, "sub/a.py", SWALLOW)
+    os.chmod(src, 0o640)
+    finding = Finding("F1", "sub/a.py", 4, "S110", "swallows", tool="ruff")
+    draft = make_draft(repo, finding, finding_id="F1", old_text="        pass\n", new_text="        raise\n")
+    real = os.replace
+    seen: list[tuple[str, str]] = []
+
+    def across_mounts(src_name: str, dst_name: str, *, src_dir_fd: int | None = None,
+                      dst_dir_fd: int | None = None) -> None:
+        seen.append((src_name, dst_name))
+        if os.path.samestat(os.fstat(src_dir_fd), os.fstat(dst_dir_fd)):  # type: ignore[arg-type]
+            return real(src_name, dst_name, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(patch_files.os, "replace", across_mounts)
+    apply_draft(repo, draft)  # was: "cannot write sub/a.py (exdev); the file is unchanged"
+    assert src.read_text(encoding="utf-8") == SWALLOW.replace("pass", "raise")
+    assert oct(src.stat().st_mode & 0o777) == "0o640"
+    assert [s for s, _ in seen][0].startswith("patch-") and [s for s, _ in seen][1].startswith(".a.py.autopatch-")
+    assert listing(src.parent) == ["a.py"] and listing(temp_dir(repo)) == []  # no temp file, no marker
+
+
+KILLED_SAVE = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from autopatch_tui.core.repair.findings import Finding
+    from autopatch_tui.core.repair.scanner import ScanReport
+    from autopatch_tui.core.repair.workspace import AuditWorkspace, ReviewState
+
+    repo = Path(sys.argv[1])
+    review = ReviewState()
+    review.persist_to(repo)
+    findings = [Finding(f"F{n}", "pkg/load.py", n, "S110", "swallows " * 400, tool="ruff") for n in range(1, 200)]
+    review.start(AuditWorkspace.from_report("scan-1", (), ScanReport(files=1, findings=findings), thread_id="t"))
+    def killed(*args, **kwargs):  # the kill lands after the new file is written, before the rename
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.replace = killed
+    review.workspace.set_failed("F1", "no patch was proposed")  # a change: the audit is saved again
+""")
+
+
+def test_a_killed_save_of_the_audit_leaves_nothing_the_next_start_does_not_sweep(repo: Path) -> None:
+    """Review of r24, finding 9: a kill during a save of `.autopatch-j/audit.json` (up to 16 MB)
+    left `.audit.json.<pid>.<hex>.tmp` that no sweep removed."""
+    write(repo, "pkg/load.py", SWALLOW)
+    proc = subprocess.run([sys.executable, "-c", KILLED_SAVE, str(repo)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    state = repo / ".autopatch-j"
+    leftovers = [p for p in state.rglob("*") if p.is_file() and p.name.endswith(".tmp")]
+    assert len(leftovers) == 1 and leftovers[0].stat().st_size > 500_000
+    assert sweep(repo) == 1  # the next start: its process is gone
+    assert [p for p in state.rglob("*") if p.name.endswith(".tmp")] == []
+    assert sorted(p.name for p in state.iterdir() if p.is_file()) == [".gitignore", "audit.json"]

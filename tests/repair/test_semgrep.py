@@ -112,13 +112,17 @@ def test_semgrep_audits_a_mixed_repository_and_each_rule_finds_exactly_its_cases
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     git_log = tmp_path / "git-calls.log"
     real_git = shutil.which("git")
-    if real_git is not None:  # a `git` first on PATH that logs where it runs, then runs the real one
-        fake_tool(tmp_path / "spy", "git", f'echo "$(pwd) $*" >> {git_log}\nexec {real_git} "$@"')
+    if real_git is not None:  # a `git` first on PATH that logs where it runs and which repository it
+        # would find from there (Semgrep runs git in its own package folder too: inside a checkout
+        # when installed in a project's .venv, as `make test` does), then runs the real one
+        fake_tool(tmp_path / "spy", "git", f'found=$({real_git} rev-parse --absolute-git-dir 2>/dev/null '
+                                           f'|| echo none)\necho "$found $(pwd) $*" >> {git_log}\n'
+                                           f'exec {real_git} "$@"')
         monkeypatch.setenv("PATH", f"{tmp_path / 'spy' / 'bin'}:{os.environ['PATH']}")
     report = Scanner(repo).scan()
     assert sorted(p.name for p in home.iterdir()) == []  # no ~/.semgrep/, no semgrep.log
     calls = git_log.read_text().splitlines() if git_log.exists() else []
-    assert not [c for c in calls if c.startswith(str(repo))], calls
+    assert not [c for c in calls if not c.startswith("none ")], calls  # no git call reached any repository
     assert report.analyzers == ["ruff", "semgrep"] and report.errors == []
     assert report.files == 12
     assert report.languages == {"java": 4, "javascript": 2, "typescript": 2, "go": 2, "python": 2}
@@ -226,3 +230,22 @@ def test_a_file_semgrep_reports_as_unparseable_is_unparsed_and_a_warning_is_not(
     assert analysis.unparsed == ["A.java"]
     # a rule ID with a path-derived prefix (an older Semgrep) is mapped back to our rule's ID
     assert [(f.path, f.rule_id, f.line, f.end_column) for f in analysis.findings] == [("B.java", "java.weak-md5", 1, 5)]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_no_git_command_of_semgrep_reaches_a_repository_wherever_it_runs(tmp_path: Path) -> None:
+    """Semgrep runs git in its working folder and in its own package folder — inside a checkout
+    when it is installed in the project's .venv: with its environment no git call finds one."""
+    import subprocess
+
+    from autopatch_tui.core.repair.analyzers.semgrep import private_env
+
+    repo = make_git_repo(tmp_path / "r")
+    (repo / "venv" / "semgrep").mkdir(parents=True)  # where Semgrep's own files would be
+    private = tmp_path / "private"
+    private.mkdir()
+    env, work = private_env(private)
+    for cwd in (work, repo, repo / "venv" / "semgrep"):
+        found = subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=cwd, env=env, capture_output=True,
+                               text=True, timeout=30)
+        assert found.returncode != 0 and found.stdout == "", (cwd, found.stdout)

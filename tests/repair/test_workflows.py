@@ -431,6 +431,30 @@ def test_without_a_review_state_code_audit_is_not_a_choice(repo: Path, chat_mgr,
     assert "propose_patch" not in json.dumps(request.body["tools"])
 
 
+def test_a_plain_message_routed_to_an_audit_never_drops_pending_patches(repo: Path, chat_mgr, review,
+                                                                         llm_stub) -> None:
+    """Review of r24, finding 7: only /audit asks before it replaces an audit with pending patches;
+    a plain message the router sends to code_audit must not replace it without asking."""
+    write(repo, "src/a.py", SWALLOW)
+    llm_stub.default("classify", "code_audit")
+    llm_stub.default("chat", Patcher(repo))
+    chat = ChatService(chat_mgr, review=review)
+    chat.ask("please find and fix bugs in src", scope_paths=["src/"])
+    ws = review.workspace
+    assert ws is not None and ws.count(PATCHED) == 1
+    drafted = len(llm_stub.requests_for("chat"))
+    result = chat.ask("now audit the whole repository for bugs")
+    assert review.workspace is ws and ws.count(PATCHED) == 1  # the open audit and its patch are kept
+    assert len(llm_stub.requests_for("chat")) == drafted  # nothing was scanned or drafted
+    assert result.intent == "code_audit" and result.answer == (
+        "No new audit was started: it would drop the open audit's 1 pending patch(es). Apply or discard them "
+        "first (/patch list), or type /audit, which asks before it drops them.")
+    assert turns(repo)[-1]["assistant_text"] == result.answer
+    review.require().close_patch("F1", "discarded")  # nothing pending: the route audits again
+    chat.ask("now audit the whole repository for bugs")
+    assert review.workspace is not ws
+
+
 # --- /new during a request --------------------------------------------------------------------
 
 def test_new_during_an_audit_keeps_the_request_on_its_thread_and_workspace(repo: Path, chat_mgr, repair, review,

@@ -81,9 +81,11 @@ async def test_typing_on_the_history_searches_and_writes_nothing(repo: Path, set
 async def test_the_memory_browser_opens_in_its_search_every_time_and_escape_clears_it_first(
         mb_manager: MemoryManager, mb_clock, settings: Settings) -> None:
     mb_populate(mb_manager, mb_clock)
+    mb_manager.review.keep_all()  # nothing awaits review: the browser opens on its Items view
     app = mb_app(mb_manager, settings)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_browser(pilot)
+        await settle(pilot)
         search = screen.query_one("#mb-search", Input)
         assert app.focused is search  # the first open too (it used to open on the list)
         await pilot.press(*"redis", "enter")
@@ -97,6 +99,7 @@ async def test_the_memory_browser_opens_in_its_search_every_time_and_escape_clea
         await poll(pilot, lambda: isinstance(app.screen, ChatScreen))
         await pilot.press("f4")
         await poll(pilot, lambda: isinstance(app.screen, MemoryBrowserScreen))
+        await settle(pilot)
         assert app.focused is search  # reopened: the search again, as on the first open
         await pilot.press("e")  # `e` once wrote an export from the list
         await settle(pilot)
@@ -106,9 +109,11 @@ async def test_the_memory_browser_opens_in_its_search_every_time_and_escape_clea
 async def test_a_confirmation_shows_its_own_keys_and_no_stray_enter_confirms(
         mb_manager: MemoryManager, mb_clock, settings: Settings) -> None:
     mb_populate(mb_manager, mb_clock)
+    mb_manager.review.keep_all()  # the Items view
     app = mb_app(mb_manager, settings)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_browser(pilot)
+        await settle(pilot)
         await pilot.press("down")  # from the search field to the list
         assert app.focused is screen.table
         await pilot.press("f")

@@ -145,6 +145,24 @@ def test_commands_that_drop_pending_patches_ask_first(audited, command):
     asyncio.run(run())
 
 
+def test_a_plain_message_routed_to_an_audit_keeps_the_pending_patches(audited, llm_stub):
+    repo, settings = audited
+    llm_stub.default("classify", "code_audit")
+    app = make_app(repo, settings)
+
+    async def run():
+        async with app.run_test(size=SIZE) as pilot:
+            await start_audit(pilot, app)
+            ws = app.services.review.workspace
+            await type_and_send(pilot, "audit the repository again please")
+            await wait_idle(pilot, app)
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert app.services.review.workspace is ws and app.services.review.pending_patches() == 2
+            assert answers(app)[-1].startswith("No new audit was started: it would drop the open audit's 2 pending")
+
+    asyncio.run(run())
+
+
 def test_quit_keeps_saved_patches_without_asking_and_asks_when_they_could_not_be_saved(audited, monkeypatch):
     repo, settings = audited
     app = make_app(repo, settings)

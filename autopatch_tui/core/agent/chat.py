@@ -23,7 +23,7 @@ from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.repair.workspace import ReviewState
 
@@ -35,6 +35,10 @@ NO_MODEL_HELP = (
     "http://127.0.0.1:11434/v1), AUTOPATCH_LLM_MODEL and, if needed, AUTOPATCH_LLM_API_KEY — in the environment "
     "or in config.toml. Memory commands work without a model."
 )
+# a message the router sends to code_audit while the open audit has pending patches: a new audit
+# would replace it without the confirmation /audit asks for, so it is not started
+ROUTED_AUDIT_REFUSED = ("No new audit was started: it would drop the open audit's {pending} pending patch(es). Apply "
+                        "or discard them first (/patch list), or type /audit, which asks before it drops them.")
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,10 @@ class ChatService:
                 chosen = classify(client, model, text, audit=self.review is not None)
                 if chosen != handle.intent:
                     turn_ops.set_intent(mgr.store.conn(), handle.turn_id, chosen)
-            if chosen == "code_audit" and self.review is not None:
+            pending = self.review.pending_patches() if self.review is not None else 0
+            if chosen == "code_audit" and pending:  # only /audit asks before it drops them
+                answer = ROUTED_AUDIT_REFUSED.format(pending=pending)
+            elif chosen == "code_audit" and self.review is not None:
                 # imported here: the repair package imports this module
                 from autopatch_tui.core.repair.workflows import RepairService
 
@@ -101,9 +108,9 @@ class ChatService:
         client = mgr.client
         if client is None:
             raise NoModelError(NO_MODEL_HELP)
-        policy = policy_for(intent, handle.thread_id)
         query = query or RecallQuery(intent, text, handle.scope_paths)
         conn = mgr.store.conn()
+        policy = mgr.review.policy(intent, handle.thread_id, conn)  # approval mode, as it is now
         checkpoint = ""
         if policy.include_history:
             row = conn.execute("SELECT checkpoint FROM threads WHERE id = ?", (handle.thread_id,)).fetchone()

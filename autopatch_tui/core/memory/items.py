@@ -81,6 +81,34 @@ def list_items(conn: sqlite3.Connection, *, kind: str | None = None, status: str
     return [summary_from_row(r) for r in conn.execute(sql, args).fetchall()]
 
 
+def _like(word: str) -> str:
+    return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def items_containing(conn: sqlite3.Connection, text: str, *, limit: int = 50) -> list[ItemSummary]:
+    """Active items whose subject, statement or content contain every word of `text` (NFKC
+    case-folded substrings; newest first): plain text search for people, beside deterministic
+    recall. SQLite's LIKE narrows by the ASCII words; each row is then checked exactly."""
+    from autopatch_tui.core.recall.terms import normalize_text  # the browser's search only
+
+    words = list(dict.fromkeys(w for w in normalize_text(text).split() if w))[:8]
+    if not words:
+        return []
+    ascii_words = [w for w in words if w.isascii()]
+    where = "".join(" AND (subject LIKE ? ESCAPE '\\' OR statement LIKE ? ESCAPE '\\' OR content LIKE ? ESCAPE '\\')"
+                    for _ in ascii_words)
+    args = [p for w in ascii_words for p in (_like(w),) * 3]
+    out: list[ItemSummary] = []
+    for r in conn.execute(f"SELECT * FROM memory_items WHERE status = 'active'{where}"
+                          " ORDER BY updated_at DESC, row_id DESC", args):
+        haystack = normalize_text(f"{r['subject']}\n{r['statement']}\n{r['content']}")
+        if all(w in haystack for w in words):
+            out.append(summary_from_row(r))
+            if len(out) >= limit:
+                break
+    return out
+
+
 def resolve_logical_id(conn: sqlite3.Connection, item_id: str) -> str:
     """An exact logical ID, or a unique prefix of one (users type IDs by hand)."""
     problem = id_problem(item_id)  # an over-long one once hit SQLite's LIKE pattern limit

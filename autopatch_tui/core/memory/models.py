@@ -83,6 +83,13 @@ class SummaryState(_Contract):
 
 
 @contract
+class ReviewCounts(_Contract):
+    """contracts §8: active revisions awaiting review (not kept)."""
+
+    new: int = 0
+
+
+@contract
 class StatusReport(_Contract):
     state: Literal["healthy", "degraded"]
     db_path: str
@@ -101,6 +108,7 @@ class StatusReport(_Contract):
     # candidates the gate refused, by rule, over all extraction jobs (contracts §8; most frequent first)
     refusals: dict[str, int] = dataclasses.field(default_factory=dict)
     summary: SummaryState
+    review: ReviewCounts = dataclasses.field(default_factory=ReviewCounts)  # contracts §8
     # shown by `memory status` (text); not part of the §5 JSON document
     candidates: dict[str, int] = exclude(default_factory=dict)
 

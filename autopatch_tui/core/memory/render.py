@@ -35,6 +35,7 @@ def render_status(report: StatusReport) -> list[str]:
         f"jobs: pending {j.pending}, leased {j.leased}, retry_wait {j.retry_wait}, failed {j.failed}, "
         f"succeeded {j.succeeded}, succeeded_no_output {j.succeeded_no_output}",
         f"summary: {report.summary.status} ({report.summary.path})",
+        f"review: {report.review.new} item(s) awaiting review (`memory review`)",
     ]
     if report.candidates:
         lines.append(f"candidates: pending {report.candidates.get('pending', 0)}, suppressed "

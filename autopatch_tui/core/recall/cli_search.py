@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall import layout_upgrade
-from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 
 if TYPE_CHECKING:
@@ -25,7 +25,8 @@ def search_memory(manager: MemoryManager, query: str, intent: str = "general_cha
     if manager.healthy:  # a store written before issue 23 gets its index rebuilt once (a read-only
         layout_upgrade.upgrade(manager.store.conn())  # one is searched as it is, `layout_upgrade.reading`)
     thread_id = turn_ops.active_thread_id(conn_factory())
-    session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy_for(intent, thread_id))
+    policy = manager.review.policy(intent, thread_id, conn_factory())  # approval mode hides unreviewed items
+    session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy)
     try:
         return session.search(query)
     finally:

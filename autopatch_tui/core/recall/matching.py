@@ -261,8 +261,11 @@ def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPo
             "ncommon": len(common), "keys": json.dumps(key_ids, ensure_ascii=False),
             "keycap": phrase_index.PHRASE_KEY_ITEMS, **params}).fetchall()
     spec_of = _Specificity(paths)
+    hidden = policy.hidden  # approval mode: rows awaiting review are never recalled
     out: list[Match] = []
     for r in rows:
+        if hidden and r["row_id"] in hidden:
+            continue
         spec = spec_of(r["applies_to_paths"])
         if spec < 0 and policy.require_path_applicability:
             continue
@@ -285,7 +288,8 @@ def standing_items(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
     hit = cache.get(key)
     if hit is None:
         hit = cache[key] = _standing(conn, clause, args, paths)
-    return list(hit)
+    hidden = policy.hidden
+    return [m for m in hit if m.row["row_id"] not in hidden] if hidden else list(hit)
 
 
 def standing_rows(conn: sqlite3.Connection, kinds: tuple[str, ...], thread: str | None = None) -> list[sqlite3.Row]:

@@ -255,8 +255,30 @@ def _standing_caches(conn: sqlite3.Connection) -> standing_carry.Caches:
 
 
 def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingBase:
+    """`_visible_base`, without the rows approval mode hides: a base of its own per set of hidden
+    `always` rows (a keep or a new hidden row changes the set, and with it the key), so the carried
+    caches stay right whatever the review marks do."""
+    base, key = _visible_base(conn, policy)
+    if not policy.hidden:
+        return base
+    gone = policy.hidden.intersection(base.bounds)
+    if not gone:
+        return base
+    cache = _standing_caches(conn)[0]
+    gone_key = ("hidden", key, frozenset(gone))
+    filtered = cache.get(gone_key)
+    if filtered is None:
+        for stale in [k for k in cache if k[0] == "hidden" and k[1] == key]:
+            del cache[stale]  # one filtered base per base: the marks moved on
+        rows = [m.row for m in base.project_wide] + base.scoped
+        filtered = cache[gone_key] = _base_of([r for r in rows if r["row_id"] not in gone])
+    return filtered
+
+
+def _visible_base(conn: sqlite3.Connection, policy: RecallPolicy) -> tuple[_StandingBase, object]:
     """The project items' base is shared by every policy with the same project kinds (ordinary and
-    repair requests, every thread); a thread's `always` discussions are a small base of their own."""
+    repair requests, every thread); a thread's `always` discussions are a small base of their own.
+    Returns (base, its cache key)."""
     cache = _standing_caches(conn)[0]
     kinds = tuple(k for k in policy.kinds if k != "discussion_context")
     shared = cache.get(kinds)
@@ -264,18 +286,18 @@ def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingB
         shared = cache[kinds] = _base_of(standing_rows(conn, kinds))
     thread = policy.discussion_thread
     if thread is None:
-        return shared
+        return shared, kinds
     mine = cache.get(("thread", thread))
     if mine is None:
         mine = cache[("thread", thread)] = _base_of(standing_rows(conn, (), thread))
     if not mine.bounds:
-        return shared
+        return shared, kinds
     combined = cache.get((kinds, thread))
     if combined is None:
         combined = cache[(kinds, thread)] = _StandingBase(
             sorted(shared.project_wide + mine.project_wide, key=Match.sort_key), shared.scoped + mine.scoped,
             {**shared.bounds, **mine.bounds})
-    return combined
+    return combined, (kinds, thread)
 
 
 def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[str, ...]) -> _Lane:

@@ -71,6 +71,8 @@ class RecallPolicy:
     kinds: tuple[str, ...] = field(default=C.ITEM_KINDS)
     include_history: bool = True
     require_path_applicability: bool = False
+    # approval mode (contracts §8): the active rows awaiting review, never recalled by this request
+    hidden: frozenset[int] = field(default=frozenset())
 
     @property
     def repair(self) -> bool:

@@ -104,7 +104,7 @@ class RecallSession:
             f"SELECT m.* FROM memory_items m WHERE m.logical_id = ? AND m.status = 'active' AND {clause}",
             [item_id, *args],
         ).fetchone()
-        if row is None or _inapplicable(row, self.policy, self.query.paths):
+        if row is None or row["row_id"] in self.policy.hidden or _inapplicable(row, self.policy, self.query.paths):
             raise RecallLimitError("that Memory item is not available to this request")
         content = row["content"]
         if len(content) > MAX_READ_CONTENT_CHARS:

@@ -2,13 +2,17 @@
 restart (issue #20 item 4).
 
 Like every file of ours under `.autopatch-j/` (contracts §1): private (0600 in a 0700 folder),
-written atomically (a temporary file and a rename, relative to the folder's descriptor), never
-through a link — a symlink on the way, or a file with a second hard link, is not read — and
-bounded (MAX_BYTES; a larger audit is not kept and the app says so). The file holds the audit's
-findings, their states and drafts, the thread it belongs to, and for each draft the fingerprint of
-the file text it was made against; it is validated (pydantic, every field bounded) when read back.
-It is runtime state of one audit, not Memory: `/new` and `/reset` remove it, and it is never read
-by Memory or sent to a model."""
+written atomically (a temporary file in `.autopatch-j/tmp/`, where the start's sweep removes what a
+kill leaves, and a rename relative to the folders' descriptors), never through a link — a symlink
+on the way, or a file with a second hard link, is not read — and bounded (MAX_BYTES; a larger audit
+is not kept and the app says so). The file holds the audit's findings, their states and drafts, the
+thread it belongs to, and for each draft the fingerprint of the file text it was made against and
+of that text with the edit made (a draft belongs to its finding: same ID, same file); it is
+validated (pydantic, every field bounded) when read back — and before it is written, with the same
+model, so a file `save` writes is one `load` reads: what does not fit is not kept, and the app says
+so (quitting then asks first). The bounds are those of what the product makes (a repository path, a
+finding message, a diff of a file at the size limit). It is runtime state of one audit, not Memory:
+`/new` and `/reset` remove it, and it is never read by Memory or sent to a model."""
 
 from __future__ import annotations
 
@@ -19,11 +23,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from autopatch_tui.core.confine import MAX_PATH_BYTES
 from autopatch_tui.core.errors import AutopatchError, UnsafePathError
-from autopatch_tui.core.paths import StorePaths, open_dir, write_private_text
-from autopatch_tui.core.repair.findings import Finding, PatchDraft
+from autopatch_tui.core.paths import StorePaths, open_dir
+from autopatch_tui.core.repair.findings import MAX_MESSAGE_CHARS, Finding, PatchDraft
+from autopatch_tui.core.repair.patch_files import save_private
+from autopatch_tui.core.repair.patching import MAX_DIFF_CHARS
+from autopatch_tui.core.repair.scanner import MAX_SCAN_FILES
 
 FILE_NAME = "audit.json"
 FORMAT = "autopatch-audit"
@@ -32,7 +40,8 @@ MAX_BYTES = 16 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 Text = Annotated[str, Field(max_length=100_000)]
-Short = Annotated[str, Field(max_length=4_000)]
+Short = Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
+RepoPath = Annotated[str, Field(max_length=MAX_PATH_BYTES)]
 
 
 class DraftsFileError(AutopatchError):
@@ -45,7 +54,7 @@ class _Strict(BaseModel):
 
 class FindingModel(_Strict):
     id: Annotated[str, Field(pattern=r"^F[0-9]{1,5}$")]
-    path: Short
+    path: RepoPath
     line: Annotated[int, Field(ge=1)]
     check_id: Annotated[str, Field(max_length=200)]
     message: Short
@@ -60,12 +69,13 @@ class FindingModel(_Strict):
 
 class DraftModel(_Strict):
     finding_id: Annotated[str, Field(pattern=r"^F[0-9]{1,5}$")]
-    path: Short
+    path: RepoPath
     old_text: Text
     new_text: Text
-    diff: Annotated[str, Field(max_length=400_000)]
+    diff: Annotated[str, Field(max_length=MAX_DIFF_CHARS)]
     revision: Annotated[int, Field(ge=1)]
     base_digest: Annotated[str, Field(pattern=r"^([0-9a-f]{64})?$")]
+    result_digest: Annotated[str, Field(pattern=r"^([0-9a-f]{64})?$")] = ""  # absent in a file of the first version
 
 
 class StateModel(_Strict):
@@ -76,15 +86,23 @@ class StateModel(_Strict):
     verification: Annotated[str, Field(max_length=40)]
     verification_note: Short
 
+    @model_validator(mode="after")
+    def _draft_of_its_finding(self) -> StateModel:
+        """A draft edits its own finding's file, nothing else (the app never saves another)."""
+        draft = self.draft
+        if draft is not None and (draft.finding_id != self.finding.id or draft.path != self.finding.path):
+            raise ValueError("a draft for another finding or file")
+        return self
+
 
 class ReportModel(_Strict):
     files: Annotated[int, Field(ge=0)]
-    unparsed: Annotated[list[Short], Field(max_length=10_000)]
+    unparsed: Annotated[list[RepoPath], Field(max_length=MAX_SCAN_FILES)]
     truncated: bool
     languages: dict[str, int]
     analyzers: Annotated[list[Short], Field(max_length=20)]
     errors: Annotated[list[Short], Field(max_length=50)]
-    too_large: Annotated[list[Short], Field(max_length=10_000)]
+    too_large: Annotated[list[RepoPath], Field(max_length=MAX_SCAN_FILES)]
     notes: Annotated[list[Short], Field(max_length=200)]
 
 
@@ -93,10 +111,17 @@ class AuditFile(_Strict):
     version: Literal[1]
     thread_id: Annotated[str, Field(max_length=100)]
     scan_id: Annotated[str, Field(max_length=100)]
-    scope: Annotated[list[Short], Field(max_length=100)]
+    scope: Annotated[list[RepoPath], Field(max_length=1_000)]
     reviewed: bool
     report: ReportModel
     states: Annotated[list[StateModel], Field(max_length=1_000)]
+
+    @model_validator(mode="after")
+    def _one_state_per_finding(self) -> AuditFile:
+        ids = [s.finding.id for s in self.states]
+        if len(set(ids)) != len(ids):
+            raise ValueError("a finding ID twice")
+        return self
 
 
 def path_of(repo: Path) -> Path:
@@ -120,17 +145,25 @@ def document(thread_id: str, ws: object) -> dict:
 
 
 def save(repo: Path, doc: dict) -> None:
-    """Write `doc` atomically (0600, never through a link); `DraftsFileError` when over MAX_BYTES
-    or not writable."""
+    """Write `doc` atomically (0600, never through a link); `DraftsFileError` when over MAX_BYTES,
+    when `load` would not accept it, or when it is not writable. A `doc` that is not kept removes
+    the file: an older state would come back wrong after a restart."""
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     if len(text.encode("utf-8")) > MAX_BYTES:
-        remove(repo)  # an older, smaller state would come back wrong after a restart
+        remove(repo)
         raise DraftsFileError(f"the open audit's drafts are over {MAX_BYTES >> 20} MB and are not kept across a "
                               "restart")
+    try:
+        AuditFile.model_validate_json(text)  # exactly what `load` will check
+    except ValidationError as exc:
+        remove(repo)
+        where = ".".join(str(part) for part in exc.errors()[0]["loc"])  # field names and indexes, no content
+        raise DraftsFileError(f"the open audit's drafts could not be saved ({where} does not fit the saved "
+                              "audit); they are not kept across a restart") from None
     from autopatch_tui.core.memory.store_files import ensure_gitignore  # git never sees .autopatch-j/
 
     try:
-        write_private_text(path_of(repo), text, root=repo)
+        save_private(repo, FILE_NAME, text.encode("utf-8"))  # a kill's leftover is swept at the next start
         ensure_gitignore(StorePaths(repo))
     except (OSError, UnsafePathError) as exc:
         raise DraftsFileError(f"the open audit's drafts could not be saved ({_why(exc)}); they are not kept "
@@ -138,7 +171,7 @@ def save(repo: Path, doc: dict) -> None:
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, UnsafePathError):
+    if isinstance(exc, (UnsafePathError, PermissionError)):
         return "a link or a read-only folder under .autopatch-j/"
     return type(exc).__name__
 

@@ -8,6 +8,12 @@ from dataclasses import dataclass
 SCANNER = "scanner"
 REVIEW = "review"
 REVIEW_CHECK_ID = "APJ-REVIEW"
+MAX_MESSAGE_CHARS = 4_000  # a finding's message, a failure or verification note (what the saved audit holds)
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`text` cut to at most `limit` characters (an analyzer may quote a whole identifier or line)."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -41,3 +47,4 @@ class PatchDraft:
     diff: str
     revision: int = 1  # 1 for the first draft; +1 each accepted `patch_revise`
     base_digest: str = ""  # sha256 of the file text the diff was made against (a restart re-checks it)
+    result_digest: str = ""  # sha256 of that text with the edit made (a restart tells an applied patch)

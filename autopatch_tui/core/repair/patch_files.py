@@ -1,11 +1,14 @@
-"""Writing a patched file so that a crash leaves no trace in the repository.
+"""Writing a patched file — and our own files under `.autopatch-j/` — so that a crash leaves no
+trace in the repository.
 
 The new text is written to a temporary file in `.autopatch-j/tmp/` (private, 0700; git ignores the
 whole `.autopatch-j/`) and renamed over the source file with `os.replace` — atomic, because the
 folder is on the same file system as the repository. When it is not (a mount inside the
-repository), the temporary file goes beside the source as before, and a marker in
-`.autopatch-j/tmp/` names it, so a crash's leftover is still found. `sweep` removes what a killed
-process left there (its process is gone); the app calls it at start and on `/reset`.
+repository: another device, or a bind mount of the same one, where the rename fails with EXDEV),
+the temporary file goes beside the source, and a marker in `.autopatch-j/tmp/` names it, so a
+crash's leftover is still found. The saved audit (`drafts_file`) is written the same way
+(`save_private`). `sweep` removes what a killed process left there (its process is gone); the app
+calls it at start and on `/reset`.
 
 Nothing here follows a link below the repository (`paths.open_dir`), and every failure is a
 `PatchWriteError` with a plain message that names repository-relative paths only."""
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from autopatch_tui.core.confine import confine, kind_of
 from autopatch_tui.core.errors import AutopatchError, UnsafePathError
-from autopatch_tui.core.paths import StorePaths, open_dir
+from autopatch_tui.core.paths import StorePaths, new_private_file, open_dir, replace_with
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +36,7 @@ MAX_MARKER_BYTES = 4096
 STALE_SECONDS = 24 * 3600  # a leftover of another host (a shared folder) is swept after a day
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
-_TEMP = re.compile(r"^patch-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})\.tmp$")
+_TEMP = re.compile(r"^(?:patch|state)-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})\.tmp$")
 _MARKER = re.compile(r"^beside-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})$")
 _BESIDE = re.compile(r"^\..+\.autopatch-([0-9]+)-([0-9a-f]{8})\.tmp$")
 
@@ -100,16 +103,28 @@ def same_device(a_fd: int, b_fd: int) -> bool:
     return os.fstat(a_fd).st_dev == os.fstat(b_fd).st_dev
 
 
-def _create(dir_fd: int, name: str) -> int:
-    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600,
-                   dir_fd=dir_fd)
-
-
 def _unlink(name: str, dir_fd: int) -> None:
     try:
         os.unlink(name, dir_fd=dir_fd)
     except FileNotFoundError:
         pass
+
+
+def _write(tmp_fd: int, tmp_name: str, folder_fd: int, target: str, data: bytes, mode: int, rel: str, *,
+           exdev_ok: bool = False) -> bool:
+    """`data` through `tmp_name` in `tmp_fd` onto `target` in `folder_fd`. False (nothing written,
+    no temporary file left) when the rename crossed a mount point and `exdev_ok`."""
+    try:
+        fd = new_private_file(tmp_fd, tmp_name)
+    except OSError as exc:
+        raise PatchWriteError(f"cannot write {rel}: no temporary file could be made ({_errno_text(exc)})") from None
+    try:
+        replace_with(fd, data, tmp_name=tmp_name, tmp_dir_fd=tmp_fd, name=target, dir_fd=folder_fd, mode=mode)
+    except OSError as exc:
+        if exc.errno == errno.EXDEV and exdev_ok:
+            return False
+        raise PatchWriteError(f"cannot write {rel} ({_errno_text(exc)}); the file is unchanged") from None
+    return True
 
 
 def replace_file(repo: Path, target: Path, data: bytes, mode: int) -> None:
@@ -127,30 +142,14 @@ def replace_file(repo: Path, target: Path, data: bytes, mode: int) -> None:
     private_fd = _private_dir(repo)
     marker: str | None = None
     try:
-        if private_fd is not None and same_device(private_fd, folder_fd):
-            tmp_fd, tmp_name = private_fd, f"patch-{_HOST}-{token}.tmp"
-        else:  # another file system: beside the file, named by a marker so a crash's leftover is found
-            tmp_fd, tmp_name = folder_fd, f".{target.name[:180]}.autopatch-{token}.tmp"
+        written = private_fd is not None and same_device(private_fd, folder_fd) and _write(
+            private_fd, f"patch-{_HOST}-{token}.tmp", folder_fd, target.name, data, mode, rel, exdev_ok=True)
+        if not written:  # another file system (or a bind mount): beside the file, named by a marker
+            tmp_name = f".{target.name[:180]}.autopatch-{token}.tmp"
             if private_fd is not None:
                 marker = f"beside-{_HOST}-{token}"
                 _write_marker(private_fd, marker, (target.parent / tmp_name).relative_to(repo).as_posix())
-        try:
-            fd = _create(tmp_fd, tmp_name)
-        except OSError as exc:
-            raise PatchWriteError(f"cannot write {rel}: no temporary file could be made ({_errno_text(exc)})") from None
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fchmod(out.fileno(), mode)
-                os.fsync(out.fileno())
-            os.replace(tmp_name, target.name, src_dir_fd=tmp_fd, dst_dir_fd=folder_fd)
-        except OSError as exc:
-            _unlink(tmp_name, tmp_fd)
-            raise PatchWriteError(f"cannot write {rel} ({_errno_text(exc)}); the file is unchanged") from None
-        except BaseException:
-            _unlink(tmp_name, tmp_fd)
-            raise
+            _write(folder_fd, tmp_name, folder_fd, target.name, data, mode, rel)
         try:
             os.fsync(folder_fd)  # the rename itself survives a power cut
         except OSError:
@@ -163,9 +162,26 @@ def replace_file(repo: Path, target: Path, data: bytes, mode: int) -> None:
         os.close(folder_fd)
 
 
+def save_private(repo: Path, name: str, data: bytes) -> None:
+    """Atomically replace `.autopatch-j/<name>` with `data` (0600; never through a link). Its
+    temporary file is made in `.autopatch-j/tmp/`, named like a patch write's, so what a kill
+    leaves there is swept the same way. Raises OSError or `UnsafePathError`."""
+    state_fd = open_dir(repo, StorePaths(repo).state_dir, create=True)
+    try:
+        tmp_fd = open_dir(repo, temp_dir(repo), create=True)
+        try:
+            tmp_name = f"state-{_HOST}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            replace_with(new_private_file(tmp_fd, tmp_name), data, tmp_name=tmp_name, tmp_dir_fd=tmp_fd, name=name,
+                         dir_fd=state_fd, mode=0o600)
+        finally:
+            os.close(tmp_fd)
+    finally:
+        os.close(state_fd)
+
+
 def _write_marker(dir_fd: int, name: str, rel: str) -> None:
     try:
-        fd = _create(dir_fd, name)
+        fd = new_private_file(dir_fd, name)
     except OSError as exc:
         raise PatchWriteError(f"cannot write the patch: .autopatch-j/tmp is not writable ({_errno_text(exc)})"
                               ) from None

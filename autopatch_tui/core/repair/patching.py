@@ -39,6 +39,11 @@ from autopatch_tui.core.repair.syntax import NoParserError, draft_breaks_syntax
 
 MAX_EDIT_CHARS = 20_000
 MAX_PATCHED_FILE_BYTES = MAX_FILE_BYTES  # what `read_file` shows the model, and what the analyzers read
+# The longest diff a draft can have: each line of the file before and after the edit at most once
+# (a file of one long line: that line removed and added) — 2 × the file limit plus the edit's growth —
+# and for the lines an edit touches (its text spans at most MAX_EDIT_CHARS lines on each side) a
+# prefix each, context lines and hunk headers, and the two file headers: well under 16 × MAX_EDIT_CHARS.
+MAX_DIFF_CHARS = 2 * MAX_PATCHED_FILE_BYTES + 16 * MAX_EDIT_CHARS + 10_000
 
 
 class DraftError(AutopatchError):
@@ -127,8 +132,10 @@ def make_draft(repo: Path, finding: Finding, *, finding_id: str, old_text: str, 
         raise DraftError(f"old_text occurs {count} times in {finding.path}; it must occur exactly once")
     after = current.replace(old_text, new_text, 1)
     check_syntax(finding.path, current, after)
-    return PatchDraft(finding.id, finding.path, old_text, new_text, unified_diff(finding.path, current, after),
-                      revision, digest(current))
+    diff = unified_diff(finding.path, current, after)
+    if len(diff) > MAX_DIFF_CHARS:  # not reached by a file within the size limit; the saved audit's bound
+        raise DraftError(f"the diff would be over {MAX_DIFF_CHARS} characters")
+    return PatchDraft(finding.id, finding.path, old_text, new_text, diff, revision, digest(current), digest(after))
 
 
 def check_syntax(path: str, before: str, after: str) -> None:
@@ -171,10 +178,18 @@ class Edit:
         return range(self.start_line, self.new_end + 1)
 
 
+def holds_result(current: str, draft: PatchDraft) -> bool:
+    """Does `current` already hold the draft's new text where its old text is (the old text is part
+    of the new one, and the edit was made)? Applying it again would make the edit twice."""
+    at, inner = current.find(draft.old_text), draft.new_text.find(draft.old_text)
+    return at >= 0 and inner >= 0 and at >= inner and current.startswith(draft.new_text, at - inner)
+
+
 def rebase_draft(draft: PatchDraft, current: str) -> PatchDraft | None:
-    """`draft` against the file as it is now (after another draft was applied), with a fresh diff;
-    None when its old text no longer occurs exactly once or the result would not parse."""
-    if current.count(draft.old_text) != 1:
+    """`draft` against the file as it is now (after another draft was applied, or after a restart),
+    with a fresh diff; None when its old text no longer occurs exactly once, the file already holds
+    its result, or the result would not parse."""
+    if current.count(draft.old_text) != 1 or holds_result(current, draft):
         return None
     after = current.replace(draft.old_text, draft.new_text, 1)
     try:
@@ -182,7 +197,10 @@ def rebase_draft(draft: PatchDraft, current: str) -> PatchDraft | None:
             return None
     except NoParserError:
         return None
-    return replace(draft, diff=unified_diff(draft.path, current, after), base_digest=digest(current))
+    diff = unified_diff(draft.path, current, after)
+    if len(diff) > MAX_DIFF_CHARS:
+        return None
+    return replace(draft, diff=diff, base_digest=digest(current), result_digest=digest(after))
 
 
 def read_text(repo: Path, rel: str) -> str:

@@ -27,12 +27,13 @@ from autopatch_tui.core.confine import ConfinementError, is_regular, kind_of, re
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.analyzers import SUPPORTED, default_analyzers
 from autopatch_tui.core.repair.analyzers.base import Analyzer, AnalyzerError, ToolFinding
-from autopatch_tui.core.repair.findings import SCANNER, Finding
+from autopatch_tui.core.repair.findings import SCANNER, Finding, bounded
 from autopatch_tui.core.repair.languages import PYTHON, language_of
 from autopatch_tui.core.repair.syntax import NoParserError, syntax_error
 
 MAX_SCAN_FILES = 5_000
 MAX_FINDINGS = 200
+MAX_NOTES = 20  # notes of the analyzers (skipped configuration); the rest are counted in one more line
 
 
 class ScanError(AutopatchError):
@@ -59,8 +60,8 @@ def too_large_text(files: Sequence[str]) -> str:
 
 
 def to_finding(fid: str, t: ToolFinding) -> Finding:
-    return Finding(fid, t.path, t.line, t.rule_id, t.message, SCANNER, tool=t.tool, severity=t.severity, url=t.url,
-                   column=t.column, end_line=t.end_line, end_column=t.end_column)
+    return Finding(fid, t.path, t.line, t.rule_id, bounded(t.message), SCANNER, tool=t.tool, severity=t.severity,
+                   url=t.url, column=t.column, end_line=t.end_line, end_column=t.end_column)
 
 
 class Scanner:
@@ -152,6 +153,8 @@ class Scanner:
             raise ScanError("no analyzer could run: " + "; ".join(report.errors) if report.errors else
                             f"no analyzer covers these files; the audit covers {SUPPORTED}")
         report.unparsed = sorted(set(report.unparsed))
+        if len(report.notes) > MAX_NOTES:
+            report.notes[MAX_NOTES:] = [f"…and {len(report.notes) - MAX_NOTES} more notes like these"]
         ordered = [hits[k] for k in sorted(hits)]
         report.truncated = len(ordered) > MAX_FINDINGS
         report.findings = [to_finding(f"F{n}", t) for n, t in enumerate(ordered[:MAX_FINDINGS], 1)]

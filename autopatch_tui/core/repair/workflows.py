@@ -22,7 +22,7 @@ from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.llm.errors import RETRYABLE_PROVIDER_CATEGORIES, ProviderError
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall.query import RecallQuery, policy_for
+from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.repair import prompts
 from autopatch_tui.core.repair.analyzers import default_analyzers
@@ -112,7 +112,7 @@ class RepairService:
         model, profile = self.chat._profile()
         client = self.manager.client
         assert client is not None
-        policy = policy_for(intent, handle.thread_id)
+        policy = self.manager.review.policy(intent, handle.thread_id, self.manager.store.conn())
         system = {"role": "system", "content": system_text}
         session = RecallSession(self.manager.store.conn, query, policy)
         try:

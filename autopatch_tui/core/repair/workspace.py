@@ -9,8 +9,10 @@ are thread-safe: a workflow runs in a worker thread while the UI reads.
 
 The session's current audit is also kept on disk (`drafts_file`: `.autopatch-j/audit.json`), saved
 after every change, so its pending patches survive a restart: `ReviewState.restore` reads it back
-for the active thread and re-checks each pending draft against its file — unchanged, re-based on
-the changed file (a fresh diff), or `stale` when its text is gone; apply checks once more."""
+for the active thread and makes each pending draft again from its file as it is now (the diff shown
+is always the edit apply makes, syntax-checked again): re-based when the file changed, `applied`
+(unverified) when the file is already the draft's result, or `stale` when its text is gone; apply
+checks once more."""
 
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ from pathlib import Path
 
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair import drafts_file
-from autopatch_tui.core.repair.findings import Finding, PatchDraft
-from autopatch_tui.core.repair.patching import DraftError, Edit, digest, read_text, rebase_draft
+from autopatch_tui.core.repair.findings import Finding, PatchDraft, bounded
+from autopatch_tui.core.repair.patching import DraftError, Edit, digest, holds_result, read_text, rebase_draft
 from autopatch_tui.core.repair.scanner import ScanReport
 
 log = logging.getLogger(__name__)
@@ -112,7 +114,7 @@ class AuditWorkspace:
     def set_failed(self, finding_id: str, reason: str) -> None:
         with self._lock:
             state = self.get(finding_id)
-            state.status, state.failure = FAILED, reason
+            state.status, state.failure = FAILED, bounded(reason)
             self._changed()
 
     def pending_patch(self, finding_id: str) -> FindingState:
@@ -149,7 +151,7 @@ class AuditWorkspace:
     def set_verification(self, finding_id: str, outcome: str, note: str = "") -> None:
         with self._lock:
             state = self.get(finding_id)
-            state.verification, state.verification_note = outcome, note
+            state.verification, state.verification_note = outcome, bounded(note)
             self._changed()
 
     def rebase_after_apply(self, applied_id: str, edit: Edit, current: str) -> tuple[list[str], list[str]]:
@@ -167,40 +169,66 @@ class AuditWorkspace:
                 state.finding = replace(state.finding, line=edit.start_line if moved is None else moved)
                 if state.status != PATCHED or state.draft is None:
                     continue
-                draft = rebase_draft(state.draft, current)
-                if draft is None:
-                    state.status, state.failure = STALE, f"the file changed when the patch for {applied_id} was applied"
-                    stale.append(fid)
-                else:
-                    state.draft = draft
-                    rebased.append(fid)
+                done = _rebase(state, current, f"the file changed when the patch for {applied_id} was applied")
+                (rebased if done else stale).append(fid)
             self._changed()
         return rebased, stale
 
-    def recheck_drafts(self, repo: Path) -> tuple[list[str], list[str]]:
-        """After a restart: each pending draft against its file as it is now — unchanged, re-based
-        (the file changed, the draft's text still occurs once and the result parses: a fresh diff),
-        or stale. (re-based IDs, stale IDs)."""
-        rebased: list[str] = []
-        stale: list[str] = []
+    def recheck_drafts(self, repo: Path) -> Recheck:
+        """After a restart: each pending draft is made again from its file as it is now — never
+        taken from the file it was saved in: a fresh diff, the syntax check run again. A file that
+        is exactly the draft's result was patched before the restart (the app ended before it saved
+        that): the patch is applied, unverified. Otherwise the draft is re-based (named when the
+        file changed since it was drafted) or stale: its text is gone, occurs more than once, the
+        file already holds its result, or the result would not parse."""
+        out = Recheck()
         with self._lock:
             for fid, state in self.states.items():
                 if state.status != PATCHED or state.draft is None:
                     continue
+                draft = state.draft
                 try:
-                    current = read_text(repo, state.draft.path)
+                    current: str | None = read_text(repo, draft.path)
                 except DraftError:
                     current = None
-                if current is not None and digest(current) == state.draft.base_digest:
+                now = digest(current) if current is not None else ""
+                if draft.result_digest and now == draft.result_digest:
+                    state.status, state.verification = APPLIED, UNVERIFIED
+                    state.verification_note = "applied before the restart; the analyzer did not run again"
+                    out.applied.append(fid)
                     continue
-                draft = rebase_draft(state.draft, current) if current is not None else None
-                if draft is None:
-                    state.status, state.failure = STALE, f"{state.draft.path} changed since the patch was drafted"
-                    stale.append(fid)
+                if current is not None and holds_result(current, draft):
+                    why = f"{draft.path} already holds the patched text"
+                elif now != draft.base_digest:
+                    why = f"{draft.path} changed since the patch was drafted"
                 else:
-                    state.draft = draft
-                    rebased.append(fid)
-        return rebased, stale
+                    why = f"the saved patch does not check out against {draft.path}"
+                if not _rebase(state, current, why):
+                    out.stale.append(fid)
+                elif now != draft.base_digest:
+                    out.rebased.append(fid)
+        return out
+
+
+@dataclass
+class Recheck:
+    """What `recheck_drafts` did with each pending draft (finding IDs)."""
+
+    rebased: list[str] = field(default_factory=list)  # the file changed: a fresh diff on its new text
+    stale: list[str] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)  # the file is the draft's result: applied, unverified
+
+
+def _rebase(state: FindingState, current: str | None, failure: str) -> bool:
+    """`state`'s pending draft re-based on the file's text `current` (None: unreadable): a fresh
+    diff and syntax check; or the patch becomes stale with `failure`. True when re-based."""
+    assert state.draft is not None
+    draft = rebase_draft(state.draft, current) if current is not None else None
+    if draft is None:
+        state.status, state.failure = STALE, bounded(failure)
+        return False
+    state.draft = draft
+    return True
 
 
 class ReviewState:
@@ -237,8 +265,9 @@ class ReviewState:
 
     def restore(self, thread_id: str | None) -> str:
         """At the start of a session: make the saved audit current again when it belongs to the
-        active thread (a saved audit of another thread ended with it: its file is removed). Returns
-        what the chat says about it ("" when there was nothing to restore)."""
+        active thread (a saved audit of another thread ended with it: its file is removed, and the
+        note says how many pending patches went). Returns what the chat says about it ("" when
+        there was nothing to say)."""
         if self._repo is None:
             return ""
         try:
@@ -248,11 +277,13 @@ class ReviewState:
             return f"{text[:1].upper()}{text[1:]}."
         if saved is None:
             return ""
-        if not thread_id or saved.thread_id != thread_id:
+        if not thread_id or saved.thread_id != thread_id:  # its thread ended (`autopatch-tui new` meanwhile)
             drafts_file.remove(self._repo)
-            return ""
+            gone = sum(1 for s in saved.states if s.status == PATCHED)
+            return (f"The saved audit of an earlier thread was closed; {gone} pending patch(es) were not applied."
+                    if gone else "")
         ws = _workspace_of(saved)
-        rebased, stale = ws.recheck_drafts(self._repo)
+        checked = ws.recheck_drafts(self._repo)
         with self._lock:
             if self._workspace is not None:
                 return ""  # an audit started meanwhile: it is the current one
@@ -262,11 +293,14 @@ class ReviewState:
             self._save(ws)
         pending = ws.count(PATCHED)
         text = (f"The open audit of {', '.join(ws.scope) or 'the repository'} was restored: {pending} pending "
-                "patch(es)" + (f", {len(stale)} stale" if stale else "") + " (/patch list).")
-        if rebased:
-            text += f" Re-based on files that changed since the drafts: {', '.join(rebased)} (/patch show ID)."
-        if stale:
-            text += f" Stale (their text changed): {', '.join(stale)}; /patch discard ID, then /audit again."
+                "patch(es)" + (f", {len(checked.stale)} stale" if checked.stale else "") + " (/patch list).")
+        if checked.applied:
+            text += f" Applied before the restart (not verified again): {', '.join(checked.applied)}."
+        if checked.rebased:
+            text += (f" Re-based on files that changed since the drafts: {', '.join(checked.rebased)} "
+                     "(/patch show ID).")
+        if checked.stale:
+            text += f" Stale (their text changed): {', '.join(checked.stale)}; /patch discard ID, then /audit again."
         return text
 
     @property

@@ -271,9 +271,20 @@ class StoreService:
             # every other store, the retired source included, gives these aliases up
             others = [e for e in reg.entries() if e.name != target]
         self._strip_aliases(others, outcome.aliases)
+        self._carry_marks(Path(s_entry.db_path), Path(t_entry.db_path))
         reorg = self._organize(Path(t_entry.db_path), outcome.organize_jobs, organize, source=source)
         return MergeResult(outcome.target, outcome.merged_turns, outcome.merged_items, outcome.label_moved,
                            outcome.root_moved, outcome.aliases, reorg)
+
+    def _carry_marks(self, source_db: Path, target_db: Path) -> None:
+        """The source's review marks for the revisions the target imported (contracts §8). The merge
+        has succeeded: marks that cannot be carried leave those items awaiting review again."""
+        from autopatch_tui.core.stores.merge_marks import carry_review_marks
+
+        try:
+            carry_review_marks(source_db, target_db)
+        except (sqlite3.Error, OSError, AutopatchError) as exc:
+            log.warning("review marks not carried by the merge: %s", type(exc).__name__)
 
     def _strip_aliases(self, others: list, aliases: list[str]) -> None:
         """Each alias has one living holder: remove these from every other store's alias table

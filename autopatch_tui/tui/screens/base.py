@@ -58,11 +58,11 @@ class AppScreen(_SharedRules, Screen):
     def _hand_worker_state_to_app(self, event: Worker.StateChanged) -> None:
         self.app.report_worker_state(event)  # type: ignore[attr-defined]
 
-    async def action_back(self) -> None:
-        """Escape: clear the field first, then back to chat."""
+    def action_back(self) -> None:
+        """Escape: clear the field first, then back to chat (queued, so a view may call it directly)."""
         if self.clear_field():
             return
-        await self.app.run_action("show('chat')")
+        self.app.call_later(self.app.run_action, "show('chat')")
 
 
 class AppModalScreen(_SharedRules, ModalScreen):

@@ -17,6 +17,7 @@ from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets._markdown import MarkdownStream
 from textual.worker import Worker, WorkerState
@@ -26,6 +27,7 @@ from autopatch_tui.core.agent.loop import AgentCallbacks
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.llm.reach import unreachable_text
 from autopatch_tui.core.memory.history import TurnInfo
+from autopatch_tui.core.memory.turn_memory import MemoryNote
 from autopatch_tui.tui import slash
 from autopatch_tui.tui.commands import CommandRunner
 from autopatch_tui.tui.file_index import FileIndex
@@ -60,6 +62,7 @@ class TurnResult(Protocol):
 
 
 RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
+MEMORY_CHECK_SECONDS = 0.3  # Memory notes: one look per burst of Memory events
 TURN_COMMANDS = ("explain", "chat", "audit", "retry")  # slash commands that start a chat turn
 RESEND_HINT = "Shift+Tab to this note and Enter, or send /retry, to send it again."
 UNEXPECTED_NOTE = f"The request failed unexpectedly (the error is in the log). Your message is kept here. {RESEND_HINT}"
@@ -101,6 +104,8 @@ class ChatScreen(AppScreen):
         self._steps_note: NoteMessage | None = None
         self._completion_due = False
         self._prompt: PromptInput | None = None
+        self._memory_watch: dict[str, Widget] = {}  # turn ID -> the widget its Memory note goes under
+        self._memory_check_due = False
 
     def compose(self) -> ComposeResult:
         yield ChatLog(id="log")
@@ -135,6 +140,9 @@ class ChatScreen(AppScreen):
         self.watch(self.app, "job_counts", self._show_counts)
         self.watch(self.app, "health", self._show_health)
         self.watch(self.app, "active_thread", self._show_thread)
+        self.watch(self.app, "review_count", self._show_review)
+        self.watch(self.app, "memory_version", self._memory_moved, init=False)
+        self.watch(self.app, "job_events", self._memory_moved, init=False)
         if self.services.manager.client is None:
             await self.log_view.add_note(NO_MODEL_HELP, level="warning")
         if self.services.manager.healthy:
@@ -156,6 +164,9 @@ class ChatScreen(AppScreen):
     def _show_thread(self, thread_id: str) -> None:
         self.query_one(StatusBar).thread_id = thread_id
 
+    def _show_review(self, count: int) -> None:
+        self.query_one(StatusBar).to_review = count
+
     def set_busy(self, text: str) -> None:
         self.query_one(StatusBar).busy = text
 
@@ -175,15 +186,44 @@ class ChatScreen(AppScreen):
         if not turns and self.services.manager.healthy:
             await self.log_view.add_note(WELCOME)
         for t in turns:
-            await self.log_view.add_user(t.user_text)
+            anchor: Widget = await self.log_view.add_user(t.user_text)
             if t.assistant_text:
-                await self.log_view.add_assistant(t.assistant_text)
+                anchor = await self.log_view.add_assistant(t.assistant_text)
             elif t.state == "failed":
                 self.failed_line = t.user_text
-                await self.log_view.add_failed(f"(turn failed) {RESEND_HINT}", t.user_text)
+                anchor = await self.log_view.add_failed(f"(turn failed) {RESEND_HINT}", t.user_text)
             elif t.state != "completed":
-                await self.log_view.add_note(f"(turn {t.state})", level="warning")
+                anchor = await self.log_view.add_note(f"(turn {t.state})", level="warning")
+            self._memory_watch[t.id] = anchor
         self.refresh_bindings()
+        self._memory_moved(0)
+
+    # --- what each turn's Memory work did -----------------------------------------------
+    def _memory_moved(self, _value: int) -> None:
+        """Memory or a job moved on: look again (at most every MEMORY_CHECK_SECONDS) at the turns
+        whose Memory work has not landed yet."""
+        if self._memory_check_due or not self._memory_watch:
+            return
+        self._memory_check_due = True
+        self.set_timer(MEMORY_CHECK_SECONDS, self._check_memory)
+
+    def _check_memory(self) -> None:
+        self._memory_check_due = False
+        ids = list(self._memory_watch)
+        if ids and self.services.manager.readable:
+            self.run_worker(partial(self._load_memory_notes, ids), thread=True, group="memory-notes",
+                            exit_on_error=False)
+
+    def _load_memory_notes(self, turn_ids: list[str]) -> None:
+        landed = self.services.manager.turn_memory(turn_ids)
+        if landed:
+            self.app.call_from_thread(self._show_memory_notes, landed)
+
+    async def _show_memory_notes(self, landed: dict[str, list[MemoryNote]]) -> None:
+        for turn_id, notes in landed.items():
+            anchor = self._memory_watch.pop(turn_id, None)
+            if anchor is not None and notes and anchor.is_attached:
+                await self.log_view.add_memory_note(turn_id, notes, after=anchor)
 
     # --- prompt -------------------------------------------------------------------------
     @on(PromptInput.Submitted)
@@ -416,6 +456,8 @@ class ChatScreen(AppScreen):
         await self._end_steps()
         if self._answer is not None:
             await self._answer.update(message.answer)  # exactly what was saved
+            self._memory_watch[message.turn_id] = self._answer  # its Memory note comes once the work lands
+            self._memory_moved(0)
         self._finish()
 
     async def on_turn_failed(self, message: TurnFailed) -> None:
@@ -453,6 +495,7 @@ class ChatScreen(AppScreen):
             self._finish()
 
     async def reset_view(self) -> None:
+        self._memory_watch.clear()
         await self.log_view.clear()
         self.files.clear()
         self.failed_line = None  # a new view: `r` / `/retry` do not resend a turn that is no longer shown

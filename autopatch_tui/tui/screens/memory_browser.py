@@ -1,7 +1,10 @@
-"""The Memory browser: items filtered by kind and status, the deterministic recall of
-`memory search`, an item's full detail with its revision chain and every provenance quote shown
-inside its source turn (jump to it in the history), forget, export, and — for a degraded store —
-its diagnostic and `clear --confirm` behind a confirmation dialog.
+"""The Memory browser, three views (F4 again, or the tabs, switch): "To review (N)" — the review inbox
+(`memory_inbox.py`), where it opens while N > 0 —, "Items" — items filtered by kind and status, the
+deterministic recall of `memory search` with, apart and labelled, the items that merely contain the
+typed words, an item's full detail with its revision and supersession chain and every provenance
+quote shown inside its source turn (jump to it in the history), forget, export — and "Audit"
+(`memory_audit.py`). A degraded store shows its diagnostic and `clear --confirm` behind a
+confirmation dialog instead.
 
 Every manager call runs in a thread worker; results come back through `call_from_thread` and are
 applied only when they still answer the latest request (a generation number per pane). User and
@@ -9,7 +12,6 @@ model text is shown as plain `Text`, never parsed as markup."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable
 from functools import partial
@@ -19,10 +21,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, DataTable, Input, OptionList, Select, Static
+from textual.widgets import Button, ContentSwitcher, DataTable, Input, OptionList, Select, Static, Tab, Tabs
 
 from autopatch_tui.core.errors import MemoryNotFoundError
-from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.recall.cli_search import search_memory
 from autopatch_tui.core.recall.session import RecallLimitError
@@ -31,7 +32,10 @@ from autopatch_tui.tui.screens import memory_list
 from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
-from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, Row
+from autopatch_tui.tui.screens.memory_audit import AuditView
+from autopatch_tui.tui.screens.memory_inbox import InboxView
+from autopatch_tui.tui.screens.memory_views import BrowserViews, open_turn_in_history
+from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, WORDS_KEY, Row
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
@@ -40,6 +44,8 @@ from autopatch_tui.tui.widgets.memory_item_detail import (
     Provenance,
     SourceList,
     fields_text,
+    history_text,
+    load_provenance,
     locate_quote,
     quote_in_turn,
     revisions_text,
@@ -57,9 +63,9 @@ SEARCH_INTENT = "general_chat"
 """The intent of the browser's search: the default of `memory search`."""
 
 
-class MemoryBrowserScreen(AppScreen):
-    """Opens (and comes back) with focus in the search field; the list's letter keys work once the
-    list has focus (↓ from the field). Escape clears the search first, then goes back."""
+class MemoryBrowserScreen(BrowserViews, AppScreen):
+    """The Items view opens (and comes back) with focus in the search field; the list's letter keys
+    work once the list has focus (↓ from the field). Escape clears the search first, then goes back."""
 
     CSS_PATH = style("memory_browser.tcss")
     FIELD = "#mb-search"
@@ -79,6 +85,8 @@ class MemoryBrowserScreen(AppScreen):
     def __init__(self, services: Services) -> None:
         super().__init__(name="memory")
         self.services = services
+        self.view = "items"
+        self.review_count = 0
         self.kind = "all"
         self.status = "active"
         self.query_text = ""
@@ -91,9 +99,19 @@ class MemoryBrowserScreen(AppScreen):
         self._list_gen = 0
         self._detail_gen = 0
         self._loading_more = False
+        self._history: dict = {}  # item ID -> its supersession history, loaded with the detail
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
+        yield Tabs(Tab("To review", id="view-inbox"), Tab("Items", id="view-items"), Tab("Audit", id="view-audit"),
+                   active="view-items", id="mb-views")
+        with ContentSwitcher(initial="mb-browser", id="mb-switch"):
+            yield from self._items_view()
+            yield InboxView(self.services, id="mb-inbox")
+            yield AuditView(self.services, id="mb-audit")
+        yield AppFooter()  # the degraded view is mounted only when a store is degraded (`_degraded_view`)
+
+    def _items_view(self) -> ComposeResult:
         with Vertical(id="mb-browser"):
             with Horizontal(id="mb-toolbar"):
                 yield Select(KIND_OPTIONS, value="all", allow_blank=False, compact=True, id="mb-kind")
@@ -107,9 +125,9 @@ class MemoryBrowserScreen(AppScreen):
                     yield Static(Text(""), id="mb-fields", markup=False)
                     yield Static(Text("Revisions"), id="mb-revisions-title", classes="mb-section", markup=False)
                     yield Static(Text(""), id="mb-revisions", markup=False)
+                    yield Static(Text(""), id="mb-history", markup=False)
                     yield Static(Text("Provenance"), id="mb-sources-title", classes="mb-section", markup=False)
                     yield SourceList(id="mb-sources")
-        yield AppFooter()  # the degraded view is mounted only when a store is degraded (`_degraded_view`)
 
     @staticmethod
     def _degraded_widgets() -> Vertical:
@@ -130,6 +148,7 @@ class MemoryBrowserScreen(AppScreen):
         self.query_one("#mb-search", Input).focus()
         self.watch(self.app, "memory_version", self._memory_changed, init=False)
         self.reload()
+        self.opened()
 
     @property
     def table(self) -> ResponsiveTable:
@@ -145,6 +164,10 @@ class MemoryBrowserScreen(AppScreen):
     # --- loading ------------------------------------------------------------------------
     def _memory_changed(self, _version: int) -> None:
         self.reload()
+        if self.view == "inbox":
+            self.query_one(InboxView).reload()
+        elif self.view == "audit":
+            self.query_one(AuditView).reload()
 
     def reload(self) -> None:
         """Reload the list (or re-run the search) and the selected item's detail."""
@@ -163,13 +186,18 @@ class MemoryBrowserScreen(AppScreen):
                                       health.schema_version)
             return
         if query:
+            problem = ""
             try:
                 found = search_memory(mgr, query, SEARCH_INTENT)
             except RecallLimitError as exc:
-                self.app.call_from_thread(self._show_rows, gen, [], False, False, str(exc))
-                return
+                found, problem = [], str(exc)
             rows = [Row(r["id"], r["kind"], r["subject"], r["statement"], r["match_type"]) for r in found]
-            self.app.call_from_thread(self._show_rows, gen, rows, False, False, "")
+            recalled = {r.id for r in rows}
+            words = [Row(i.id, i.kind, i.subject, i.statement, "words") for i in mgr.items_containing(query)
+                     if i.id not in recalled]
+            if words:  # apart and labelled: what merely contains the typed words
+                rows += [memory_list.words_label(query), *words]
+            self.app.call_from_thread(self._show_rows, gen, rows, False, False, problem)
             return
         items = mgr.list_items(kind=None if kind == "all" else kind, status=status, limit=PAGE + 1, offset=offset)
         rows = [Row(i.id, i.kind, i.subject, i.statement) for i in items[:PAGE]]
@@ -194,7 +222,8 @@ class MemoryBrowserScreen(AppScreen):
                 view.display = False
                 return
         self.healthy = False
-        self.query_one("#mb-browser").display = False
+        self.query_one("#mb-switch").display = False
+        self.query_one("#mb-views").display = False
         view.display = True
         text = notices.degraded_text(diagnostic, schema_version, self.services.manager.paths)
         self.query_one("#mb-diagnostic", Static).update(text)
@@ -207,12 +236,13 @@ class MemoryBrowserScreen(AppScreen):
             return
         was_degraded = self.healthy is False
         self.healthy = True
-        if was_degraded or not self.query_one("#mb-browser").display:
+        if was_degraded or not self.query_one("#mb-switch").display:
             view = self._degraded_view()
             if view is not None:
                 view.display = False
-            self.query_one("#mb-browser").display = True
-            self.table.focus()
+            self.query_one("#mb-switch").display = True
+            self.query_one("#mb-views").display = True
+            self.show_view(self.view)
         self._loading_more = False
         table = self.table
         if not append:
@@ -225,7 +255,7 @@ class MemoryBrowserScreen(AppScreen):
         self._show_summary(problem)
         if append:
             return
-        ids = [r.id for r in self.rows]
+        ids = [r.id for r in self.rows if r.id != WORDS_KEY]
         if not ids:
             self.selected = None
             self._clear_detail()
@@ -233,7 +263,7 @@ class MemoryBrowserScreen(AppScreen):
             self.refresh_bindings()
             return
         target = self.selected if self.selected in ids else ids[0]
-        table.move_cursor(row=ids.index(target), animate=False)
+        table.move_cursor(row=[r.id for r in self.rows].index(target), animate=False)
         if first is not None and first[0] == target:  # loaded with the list
             self.selected = target
             self._detail_gen += 1
@@ -242,7 +272,10 @@ class MemoryBrowserScreen(AppScreen):
         self.select_item(target, force=True)
 
     def _show_summary(self, problem: str) -> None:
-        text = memory_list.summary_text(self.query_text, problem, len(self.rows), self.more, self.kind, self.status)
+        ids = [r.id for r in self.rows]
+        words_at = ids.index(WORDS_KEY) if WORDS_KEY in ids else None
+        text = memory_list.summary_text(self.query_text, problem, len(self.rows), self.more, self.kind, self.status,
+                                        words_at)
         self.query_one("#mb-summary", Static).update(text)
 
     def _load_more(self) -> None:
@@ -258,6 +291,8 @@ class MemoryBrowserScreen(AppScreen):
             return
         if event.cursor_row != event.data_table.cursor_row:
             return  # stale: the cursor moved on (a reload refills the table, then moves to the selection)
+        if event.row_key.value == WORDS_KEY:  # the label between recall and the word matches
+            return
         self.select_item(str(event.row_key.value))
         if event.cursor_row >= len(self.rows) - 1:
             self._load_more()
@@ -277,16 +312,10 @@ class MemoryBrowserScreen(AppScreen):
         mgr = self.services.manager
         try:
             detail = mgr.show_item(item_id)
+            self._history[item_id] = mgr.item_history(item_id)
         except MemoryNotFoundError:
             return None, []
-        turns: dict[str, TurnInfo | None] = {}
-        for s in detail.sources:
-            if s.turn_id not in turns:
-                try:
-                    turns[s.turn_id] = mgr.turn_info(s.turn_id)
-                except MemoryNotFoundError:
-                    turns[s.turn_id] = None
-        return detail, [Provenance(s, turns[s.turn_id]) for s in detail.sources]
+        return detail, load_provenance(mgr, detail.sources)
 
     def _clear_detail(self) -> None:
         self.detail = None
@@ -295,7 +324,7 @@ class MemoryBrowserScreen(AppScreen):
 
     def _show_detail_placeholder(self, text: str) -> None:
         self.query_one("#mb-fields", Static).update(Text(text, style="italic"))
-        for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-sources-title", "#mb-sources"):
+        for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-history", "#mb-sources-title", "#mb-sources"):
             self.query_one(wid).display = False
 
     def _show_detail(self, gen: int, detail: ItemDetail | None, provenance: list[Provenance]) -> None:
@@ -310,8 +339,10 @@ class MemoryBrowserScreen(AppScreen):
         self.provenance = provenance
         self.query_one("#mb-fields", Static).update(fields_text(detail))
         self.query_one("#mb-revisions", Static).update(revisions_text(detail))
+        history = self._history.pop(detail.id, None)
+        self.query_one("#mb-history", Static).update(history_text(history) if history is not None else Text(""))
         self.sources.show_provenance(provenance)
-        for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-sources-title", "#mb-sources"):
+        for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-history", "#mb-sources-title", "#mb-sources"):
             self.query_one(wid).display = True
         self.query_one("#mb-sources-title", Static).update(
             Text(f"Provenance ({len(provenance)} quote{'s' if len(provenance) != 1 else ''}; j jumps to the turn)"
@@ -350,17 +381,6 @@ class MemoryBrowserScreen(AppScreen):
     def _to_results(self) -> None:
         self.table.focus()
 
-    def action_duplicates(self) -> None:
-        """Find duplicate project stores (the merge dialog)."""
-        from autopatch_tui.tui.screens.merge_dialog import MergeDialog
-        from autopatch_tui.tui.screens.stores import (
-            current_store_name,
-            make_store_service,
-        )
-
-        self.app.push_screen(MergeDialog(make_store_service(self.services),
-                                         current_store=current_store_name(self.services)))
-
     def action_focus_search(self) -> None:
         self.query_one("#mb-search", Input).focus()
 
@@ -383,7 +403,7 @@ class MemoryBrowserScreen(AppScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Textual 8: False hides a binding, None shows it disabled."""
         browsing = ("focus_search", "cycle_kind", "cycle_status", "forget", "jump")
-        if action in browsing and self.healthy is False:
+        if action in browsing and (self.healthy is False or self.view != "items"):
             return False
         if action == "clear":
             return self.healthy is False
@@ -394,10 +414,15 @@ class MemoryBrowserScreen(AppScreen):
         return True
 
     # --- actions ------------------------------------------------------------------------
+    def focus_home(self) -> None:
+        """Shown again: the Items view's search field (the inbox and the audit keep their lists)."""
+        if self.view == "items":
+            super().focus_home()
+
     def clear_field(self) -> bool:
         """Escape's first step: clear the search (its text, and its results: the list comes back)."""
         field = self.query_one("#mb-search", Input)
-        if not field.value and not self.query_text:
+        if self.view != "items" or (not field.value and not self.query_text):
             return False
         field.value = ""
         if self.query_text:
@@ -482,17 +507,3 @@ class MemoryBrowserScreen(AppScreen):
     @on(Button.Pressed, "#mb-clear")
     def _clear_pressed(self) -> None:
         self.action_clear()
-
-
-async def open_turn_in_history(app: object, turn_id: str) -> None:
-    """Show the history screen and ask it to show `turn_id` (runs on the App's message loop, so
-    the browser may be popped meanwhile)."""
-    await app.run_action("show('history')")  # type: ignore[attr-defined]
-    screen = app.screen  # type: ignore[attr-defined]
-    show_turn = getattr(screen, "show_turn", None)
-    if screen.name != "history" or show_turn is None:
-        app.notify("The thread history cannot show that turn.", severity="warning")  # type: ignore[attr-defined]
-        return
-    result = show_turn(turn_id)
-    if inspect.isawaitable(result):
-        await result

@@ -36,12 +36,24 @@ class Row:
     match_type: str = ""
 
 
+WORDS_KEY = "__words__"
+"""The key of the label row between the recalled items and those that merely contain the words."""
+
+
+def words_label(query_text: str) -> Row:
+    return Row(WORDS_KEY, "", "Not recalled,", f"but containing {query_text!r}:", "")
+
+
 def one_line(text: str) -> Text:
     """A table cell: plain text on one line, cut with an ellipsis."""
     return Text(escape_controls(" ".join(text.split()), one_line=True), no_wrap=True, overflow="ellipsis")
 
 
 def row_cells(row: Row, *, with_match: bool) -> list[Text]:
+    if row.id == WORDS_KEY:  # the label between the recalled items and those that only contain the words
+        cells = [Text(""), Text(row.subject, style="italic"), Text(row.statement, style="italic", no_wrap=True,
+                                                                    overflow="ellipsis")]
+        return cells + [Text("")] if with_match else cells
     cells = [Text(KIND_SHORT.get(row.kind, row.kind)), one_line(row.subject), one_line(row.statement)]
     if with_match:
         cells.append(Text(row.match_type))
@@ -59,13 +71,17 @@ def empty_text(query_text: str, problem: str, kind: str, status: str) -> str:
     return f"No {status}{kind_} Memory items."
 
 
-def summary_text(query_text: str, problem: str, n: int, more: bool, kind: str, status: str) -> Text:
+def summary_text(query_text: str, problem: str, n: int, more: bool, kind: str, status: str,
+                 words_at: int | None = None) -> Text:
     """The line above the list: how many items (or results) it shows, and of what."""
     if query_text:
-        text = Text(f"Search {query_text!r}: {n} result{'s' if n != 1 else ''} "
-                    f"(deterministic recall, as `memory search`; filters do not apply)")
+        recalled, words = n, 0
+        if words_at is not None:
+            recalled, words = words_at, n - words_at - 1
+        text = Text(f"Search {query_text!r}: {recalled} recalled (what the assistant would recall)"
+                    + (f", {words} more contain the words" if words else "") + "; filters do not apply")
         if problem:
-            text = Text(f"Search {query_text!r}: {problem}")
+            text = Text(f"Search {query_text!r}: {problem}" + (f"; {words} item(s) contain the words" if words else ""))
         return text
     kind_ = "all kinds" if kind == "all" else KIND_SHORT[kind] + "s"
     return Text(f"{n}{'+' if more else ''} {status} item{'s' if n != 1 else ''} · {kind_}")

@@ -20,11 +20,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownStream
 
+from autopatch_tui.core.memory.turn_memory import MemoryNote
 from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.widgets.markdown_view import markdown_view
+from autopatch_tui.tui.widgets.memory_turn_note import MemoryTurnNote
 
 FOLLOW_HINT = " · scroll down, ctrl+end or click here to follow"
 
@@ -164,8 +167,16 @@ class ChatLog(VerticalScroll):
             self.post_message(self.FollowChanged(following, unseen))
 
     # --- content ------------------------------------------------------------------------
-    async def add_user(self, text: str) -> None:
-        await self.mount(UserMessage(text))
+    async def add_user(self, text: str) -> UserMessage:
+        widget = UserMessage(text)
+        await self.mount(widget)
+        return widget
+
+    async def add_memory_note(self, turn_id: str, notes: list[MemoryNote], *, after: Widget) -> MemoryTurnNote:
+        """What a turn's Memory work did, right under the turn (`after`: its answer or note)."""
+        note = MemoryTurnNote(turn_id, notes)
+        await self.mount(note, after=after)
+        return note
 
     async def add_assistant(self, markdown: str, *, reveal: bool = False) -> AssistantMessage:
         widget = AssistantMessage(markdown)

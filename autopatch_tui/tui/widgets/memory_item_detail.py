@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.memory.history import TurnInfo
+from autopatch_tui.core.memory.item_history import ItemHistory
 from autopatch_tui.core.memory.models import ItemDetail, SourceQuote
+from autopatch_tui.core.memory.word_diff import Segment
 from autopatch_tui.core.terminal_text import escape_controls
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.manager import MemoryManager
 
 QUOTE_CONTEXT = 240
 """Characters of the source turn shown on each side of a quote in a long turn."""
@@ -98,10 +105,59 @@ def revisions_text(d: ItemDetail) -> Text:
     return t
 
 
+def history_text(history: ItemHistory) -> Text:
+    """The supersession around an item: what it replaced (items, with their dates and statements),
+    what replaced it, and for an item no longer active a sentence saying so."""
+    t = Text()
+    if history.state_note:
+        t.append(history.state_note, style="bold")
+    for link in history.replaced:
+        if t:
+            t.append("\n")
+        t.append("replaced ", style="dim")
+        t.append(f"{link.id} r{link.revision} ")
+        t.append(f"{short_time(link.updated_at)}  ", style="dim")
+        t.append(escape_controls(" ".join(link.statement.split()), one_line=True), style="strike")
+    if history.replaced_by is not None:
+        link = history.replaced_by
+        if t:
+            t.append("\n")
+        t.append("replaced by ", style="dim")
+        t.append(f"{link.id} r{link.revision} ")
+        t.append(f"{short_time(link.updated_at)}  ", style="dim")
+        t.append(escape_controls(" ".join(link.statement.split()), one_line=True))
+    return t
+
+
+def diff_text(segments: list[Segment], deleted: Style | str, added: Style | str) -> Text:
+    """A word diff: removed words struck through, added words marked."""
+    t = Text()
+    previous = None
+    for seg in segments:
+        if previous is not None and previous.op == "del" and seg.op == "add" \
+                and not previous.text[-1:].isspace() and not seg.text[:1].isspace():
+            t.append(" ")  # "~~public~~ every", not "~~public~~every": the words stay apart on screen
+        t.append(escape_controls(seg.text), style=deleted if seg.op == "del" else added if seg.op == "add" else "")
+        previous = seg
+    return t
+
+
 @dataclass(frozen=True)
 class Provenance:
     source: SourceQuote
     turn: TurnInfo | None
+
+
+def load_provenance(manager: MemoryManager, sources: list[SourceQuote]) -> list[Provenance]:
+    """(In a worker) each quote with its source turn (None when the turn is gone)."""
+    turns: dict[str, TurnInfo | None] = {}
+    for s in sources:
+        if s.turn_id not in turns:
+            try:
+                turns[s.turn_id] = manager.turn_info(s.turn_id)
+            except MemoryNotFoundError:
+                turns[s.turn_id] = None
+    return [Provenance(s, turns[s.turn_id]) for s in sources]
 
 
 class SourceList(OptionList):

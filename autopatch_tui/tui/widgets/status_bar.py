@@ -1,4 +1,5 @@
-"""The status bar: model, Memory health, live job counts and the active thread."""
+"""The status bar: model, Memory health and the items awaiting review, live job counts and the
+active thread."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ class StatusBar(Static):
     failed: reactive[int] = reactive(0)
     thread_id: reactive[str] = reactive("")
     busy: reactive[str] = reactive("")
+    to_review: reactive[int] = reactive(0)  # Memory items awaiting review (contracts §8)
 
     def render(self) -> Text:
         """The full line, or — when the terminal is too narrow for it — the same facts shorter
@@ -36,7 +38,10 @@ class StatusBar(Static):
             model = model if len(model) <= 14 else model[:13] + "…"
         t.append(model, style="bold" if self.model_label != "no model" else "italic")
         t.append(f"{sep}Memory: " if compact < 2 else f"{sep}mem ", style="dim")
-        t.append(self.health, style="bold" if self.health == "healthy" else "bold reverse")
+        if self.health == "healthy" and self.to_review:  # healthy goes without saying: what waits for you
+            t.append(f"{self.to_review} to review", style="bold")
+        else:
+            t.append(self.health, style="bold" if self.health == "healthy" else "bold reverse")
         t.append(f"{sep}jobs: " if compact < 2 else f"{sep}jobs ", style="dim")
         t.append(f"{self.pending} pending" if compact < 2 else f"{self.pending}")
         if self.failed:

@@ -5,10 +5,12 @@ Ruff would find its configuration on its own (the closest `.ruff.toml`, `ruff.to
 `pyproject.toml` with a `[tool.ruff]` table, then every `extend` it names) — and `extend` may name
 any path: `../outside/x.toml`, `~/x.toml`, `/dev/zero` (unbounded allocation), a FIFO (a hang until
 the timeout). So the audit finds the closest configuration of each file the same way, but only
-inside the repository (`core.confine`: no link out, no FIFO or device, at most MAX_CONFIG_BYTES),
-follows `extend` only to files that pass the same check (at most MAX_EXTEND_DEPTH deep), merges the
-chain as Ruff does (the extending file's options win; `extend-*` lists add up; a section merges
-option by option), drops what names the file system (`extend`, `cache-dir`, `analyze`; `src` and
+inside the repository (`core.confine`: no link out, no FIFO or device, at most MAX_CONFIG_BYTES;
+tables and arrays at most MAX_CONFIG_DEPTH deep — parsing, merging and writing TOML recurse once per
+level, so a file nested past the stack is skipped with a note instead of ending the audit), follows
+`extend` only to files that pass the same check (at most MAX_EXTEND_DEPTH deep), merges the chain
+as Ruff does (the extending file's options win; `extend-*` lists add up; a section merges option by
+option), drops what names the file system (`extend`, `cache-dir`, `analyze`; `src` and
 `namespace-packages` entries that are absolute or leave the folder) and writes the result to a
 private temporary `pyproject.toml` (with the project's `requires-python`, which Ruff reads for the
 target version). Ruff then runs with `--config` that file — it reads no other configuration — from
@@ -30,10 +32,16 @@ from autopatch_tui.core.confine import ConfinementError, confine, read_confined,
 CONFIG_NAMES = (".ruff.toml", "ruff.toml", "pyproject.toml")  # Ruff's own order within a folder
 MAX_CONFIG_BYTES = 1_000_000
 MAX_EXTEND_DEPTH = 8
+MAX_CONFIG_DEPTH = 32  # tables and arrays inside each other; a real configuration nests about 6 deep
 DROPPED = ("extend", "cache-dir", "analyze")  # paths Ruff would read or write, and what `check` never uses
 PATH_LISTS = ("src", "namespace-packages")
 WHOLE_TABLES = frozenset({"per-file-ignores", "per-file-target-version"})  # one option each: replaced whole
 _SAFE_ENTRY = re.compile(r"^[^~$/\\][^$\\]*$")
+# A dotted key (`a.b.c = 1`, `[a.b.c]`, `{ a.b.c = 1 }`) of more than MAX_CONFIG_DEPTH parts: tomllib
+# parses one in time quadratic in its length (20,000 parts: 4.5 s; a 1 MB file: most of an hour),
+# so such a file is refused before it is parsed. Each match looks at most MAX_CONFIG_DEPTH parts.
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+_DEEP_KEY = re.compile(rf"(?m)(?:^|[\[{{,])[ \t]*(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_CONFIG_DEPTH}}}")
 
 
 @dataclass(frozen=True)
@@ -119,13 +127,22 @@ class ConfigReader:
         if missing_ok and not os.path.lexists(self.repo / rel):
             self._files[rel] = None
             return None
+        too_deep = f"{shown(rel)} nests tables or arrays more than {MAX_CONFIG_DEPTH} levels deep; Ruff ran without it"
         try:
             _, data = read_confined(self.repo, rel, MAX_CONFIG_BYTES)
-            doc = tomllib.loads(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            if _DEEP_KEY.search(text) is not None:
+                raise RecursionError  # as deep as the parser's own limit: never parsed
+            doc = tomllib.loads(text)
         except ConfinementError as exc:
             self._note(f"{shown(rel)} was not read ({exc}); Ruff ran without it")
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (UnicodeDecodeError, ValueError):  # tomllib.TOMLDecodeError is a ValueError
             self._note(f"{shown(rel)} is not valid TOML; Ruff ran without it")
+        except RecursionError:  # the parser recurses once per level of nesting
+            self._note(too_deep)
+        if doc is not None and nested_deeper(doc, MAX_CONFIG_DEPTH):  # merging and writing it would recurse too
+            self._note(too_deep)
+            doc = None
         self._files[rel] = doc
         return doc
 
@@ -175,6 +192,21 @@ def _requires(doc: dict) -> str | None:
     project = doc.get("project")
     value = project.get("requires-python") if isinstance(project, dict) else None
     return value if isinstance(value, str) else None
+
+
+def nested_deeper(doc: dict, limit: int) -> bool:
+    """Does `doc` hold tables or arrays more than `limit` levels deep (`doc` itself is level 1)?
+    Walked with a stack of its own, so any depth is measured without recursion."""
+    stack: list[tuple[object, int]] = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def merge(base: dict, child: dict) -> dict:

@@ -4,10 +4,11 @@ this package ships (`autopatch_tui/core/repair/rules/*.yml`).
 Offline and private: `--metrics=off`, `--disable-version-check`, local rule files only (no
 registry, no login), and the environment carries no app or provider settings. Semgrep writes its
 settings and log under `$HOME/.semgrep/` and runs `git ls-remote --get-url` in its working folder
-on every scan, so each run gets a private temporary folder as `HOME` (its settings, log and cache
-go there and are removed after the run) and as its working folder, with the repository's files
-named by absolute path: nothing is written to the user's home and no git command runs in the
-user's repository. The run is bounded in time and in memory (`RLIMIT_AS`). `nosemgrep`
+on every scan (and `git remote get-url origin` in its own package folder), so each run gets a
+private temporary folder as `HOME` (its settings, log and cache go there and are removed after the
+run) and as its working folder, with the repository's files named by absolute path, and a `GIT_DIR`
+there that does not exist: nothing is written to the user's home and no git command reaches any
+repository. The run is bounded in time and in memory (`RLIMIT_AS`). `nosemgrep`
 comments are honoured (Semgrep's default). Rule IDs are kept as written in the rule files
 (`--no-rewrite-rule-ids`): `java.weak-md5`, never a path-derived prefix. A target Semgrep reports
 as unparseable (or too slow to analyze) is listed as unparsed, not as a finding."""
@@ -15,6 +16,7 @@ as unparseable (or too slow to analyze) is listed as unparsed, not as a finding.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -69,17 +71,22 @@ def find_semgrep() -> str | None:
 
 def private_env(folder: Path) -> tuple[dict[str, str], Path]:
     """The environment and working folder of one Semgrep run, all inside the private `folder`: its
-    home, configuration, cache, settings file and log; metrics and version checks off; git never
-    looks above the working folder (so `git ls-remote` there finds no repository)."""
+    home, configuration, cache, settings file and log; metrics and version checks off. Every git
+    command Semgrep runs fails at once, wherever it runs: `GIT_DIR` names a folder that does not
+    exist in the private folder, so git looks for no repository — not in the working folder
+    (`git ls-remote`), nor in Semgrep's own package folder (`git remote get-url origin`, `git
+    describe`), which is inside the user's checkout when Semgrep is installed in a project .venv."""
     work = folder / "work"
     work.mkdir(mode=0o700)
     env = tool_env({
         "HOME": str(folder), "XDG_CONFIG_HOME": str(folder / "config"), "XDG_CACHE_HOME": str(folder / "cache"),
         "SEMGREP_SETTINGS_FILE": str(folder / "settings.yml"), "SEMGREP_LOG_FILE": str(folder / "semgrep.log"),
         "SEMGREP_SEND_METRICS": "off", "SEMGREP_ENABLE_VERSION_CHECK": "0",
-        "GIT_CEILING_DIRECTORIES": str(folder), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
+        "GIT_DIR": str(folder / "no-git"), "GIT_CEILING_DIRECTORIES": str(folder), "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
     })
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "SEMGREP_APP_TOKEN", "SEMGREP_REPO_URL"):
+    for key in ("GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "SEMGREP_APP_TOKEN", "SEMGREP_REPO_URL"):
         env.pop(key, None)
     return env, work
 

@@ -1,0 +1,276 @@
+"""`memory audit` (contracts §8): a deterministic check of the active items — no model, one pass
+over them plus indexed lookups, so it stays well under a second at 10k items (`bench/audit.py`).
+
+- **duplicates**: items of one identity space (project preferences and decisions together; a
+  thread's discussions together) whose normalized subjects are equal (whatever their applicability),
+  or whose statements say the same thing: equal `audit_text.signature` (same clauses, same polarity,
+  same core words in the same order) with at least two core words. Groups are joined transitively.
+- **conflicts**: two active project items (preferences, decisions) whose applicability overlaps and
+  where one forbids what the other requires (a negative clause whose whole core lies inside a
+  positive clause's core: `audit_text.forbids_what_requires`), or two decisions with the same
+  normalized subject whose statements differ.
+- **stale paths**: `applies_to_paths` entries that match nothing in the repository now: a literal
+  path that does not exist; a glob that covers no file (git's tracked and untracked files that are
+  not ignored; outside git, every file but those under `.git/` and `.autopatch-j/`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from autopatch_tui.core.memory.audit_text import Clause, clauses
+from autopatch_tui.core.recall.paths import normalize_path, path_covers
+from autopatch_tui.core.recall.terms import normalize_phrase
+
+PROJECT_KINDS = ("user_preference", "project_decision")
+MAX_LISTED_FILES = 500_000
+GIT_TIMEOUT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    ids: list[str]
+    why: str
+
+    def as_json(self) -> dict[str, object]:
+        return {"ids": list(self.ids), "why": self.why}
+
+
+@dataclass(frozen=True)
+class StalePaths:
+    id: str
+    paths: list[str]
+
+    def as_json(self) -> dict[str, object]:
+        return {"id": self.id, "paths": list(self.paths)}
+
+
+@dataclass
+class AuditReport:
+    checked: int = 0
+    duplicates: list[Finding] = field(default_factory=list)
+    conflicts: list[Finding] = field(default_factory=list)
+    stale_paths: list[StalePaths] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, object]:
+        return {"checked": self.checked, "duplicates": [f.as_json() for f in self.duplicates],
+                "conflicts": [f.as_json() for f in self.conflicts],
+                "stale_paths": [s.as_json() for s in self.stale_paths]}
+
+
+@dataclass(frozen=True)
+class _Item:
+    id: str
+    kind: str
+    space: str  # "project" or "thread:<id>"
+    subject: str  # normalized
+    paths: tuple[str, ...]
+    clauses: tuple[Clause, ...]
+
+    @property
+    def signature(self) -> tuple:
+        return tuple((c.negative, c.core) for c in self.clauses if c.core)
+
+
+def _paths(text: str) -> tuple[str, ...]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return ()
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def load_items(conn: sqlite3.Connection) -> list[_Item]:
+    rows = conn.execute("SELECT logical_id, kind, subject, statement, applies_to_paths, thread_id FROM memory_items"
+                        " WHERE status = 'active' ORDER BY logical_id").fetchall()
+    return [_Item(r[0], r[1], "project" if r[1] in PROJECT_KINDS else f"thread:{r[5]}", normalize_phrase(r[2]),
+                  _paths(r[4]), tuple(clauses(r[3]))) for r in rows]
+
+
+def run_audit(conn: sqlite3.Connection, repo: Path) -> AuditReport:
+    items = load_items(conn)
+    return AuditReport(len(items), duplicates(items), conflicts(items), stale_paths(items, repo))
+
+
+# --------------------------------------------------------------------------- duplicates
+
+
+def duplicates(items: list[_Item]) -> list[Finding]:
+    parent = list(range(len(items)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    reasons: dict[int, set[str]] = defaultdict(set)
+    for key_of, why in ((lambda it: (it.space, it.subject) if it.subject else None, "subject"),
+                        (lambda it: (it.space, it.signature)
+                         if sum(len(c) for _, c in it.signature) >= 2 else None, "statement")):
+        first: dict[object, int] = {}
+        for n, it in enumerate(items):
+            key = key_of(it)
+            if key is None:
+                continue
+            if key in first:
+                a, b = find(first[key]), find(n)
+                parent[b] = a
+                reasons[first[key]].add(why)
+                reasons[n].add(why)
+            else:
+                first[key] = n
+    groups: dict[int, list[int]] = defaultdict(list)
+    for n in range(len(items)):
+        groups[find(n)].append(n)
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        whys = set().union(*(reasons[m] for m in members))
+        subjects = sorted({items[m].subject for m in members})
+        parts = []
+        if "subject" in whys:
+            parts.append("the same subject" + (f" \"{subjects[0]}\"" if len(subjects) == 1 else ""))
+        if "statement" in whys:
+            parts.append("statements that say the same thing")
+        out.append(Finding(sorted(items[m].id for m in members), " and ".join(parts)))
+    return sorted(out, key=lambda f: f.ids)
+
+
+# --------------------------------------------------------------------------- conflicts
+
+
+def _entry_prefix(entry: str) -> str:
+    """The literal leading folders of a glob (`src/*.py` → `src`); a literal entry is itself."""
+    segments = entry.split("/")
+    fixed = []
+    for seg in segments:
+        if "*" in seg or "?" in seg:
+            break
+        fixed.append(seg)
+    return "/".join(fixed)
+
+
+def _entries_overlap(a: str, b: str) -> bool:
+    a, b = normalize_path(a), normalize_path(b)
+    if a in ("", "*", "**") or b in ("", "*", "**"):
+        return True
+    if path_covers(a, b) or path_covers(b, a):
+        return True
+    pa, pb = _entry_prefix(a), _entry_prefix(b)
+    if pa == a and pb == b:
+        return False  # two literal paths, neither inside the other
+    return path_covers(pa, pb) or path_covers(pb, pa) if pa and pb else True
+
+
+@lru_cache(maxsize=65536)
+def scopes_overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two applies-to lists can apply to one path: a whole-project item overlaps every
+    item; otherwise two entries must overlap (one covers the other, or a glob's literal leading
+    folders and the other entry lie one inside the other)."""
+    if not a or not b:
+        return True
+    return any(_entries_overlap(x, y) for x in a for y in b)
+
+
+def _scope_words(paths: tuple[str, ...]) -> str:
+    return ", ".join(paths) if paths else "the whole project"
+
+
+def conflicts(items: list[_Item]) -> list[Finding]:
+    project = [it for it in items if it.space == "project"]
+    found: dict[tuple[str, str], str] = {}
+    # one forbids what the other requires: index positive clauses by each core word; a negative
+    # clause's candidates are the positive clauses holding its first (here: any) core word
+    positives: dict[str, list[tuple[int, frozenset[str]]]] = defaultdict(list)
+    for n, it in enumerate(project):
+        for c in it.clauses:
+            if not c.negative and c.core:
+                words = c.words
+                for word in words:
+                    positives[word].append((n, words))
+    for n, it in enumerate(project):
+        for neg in it.clauses:
+            if not neg.negative or not neg.core:
+                continue
+            forbidden = neg.words  # inside a positive clause's words: that clause holds its rarest word
+            rarest = min(forbidden, key=lambda w: len(positives.get(w, ())))
+            for m, required in positives.get(rarest, ()):
+                if m == n or not forbidden <= required:
+                    continue
+                other = project[m]
+                key = (it.id, other.id) if it.id < other.id else (other.id, it.id)
+                if key not in found and scopes_overlap(it.paths, other.paths):
+                    found[key] = f"{other.id} requires what {it.id} forbids ({' '.join(neg.core)})"  # type: ignore[index]
+    # two different decisions on one subject for overlapping scopes
+    by_subject: dict[str, list[_Item]] = defaultdict(list)
+    for it in project:
+        if it.kind == "project_decision" and it.subject:
+            by_subject[it.subject].append(it)
+    for subject, group in by_subject.items():
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                if a.signature != b.signature and scopes_overlap(a.paths, b.paths):
+                    key = tuple(sorted((a.id, b.id)))
+                    found.setdefault(key, f"two different decisions on \"{subject}\" for overlapping scopes "  # type: ignore[index]
+                                          f"({_scope_words(a.paths)}; {_scope_words(b.paths)})")
+    return [Finding(list(k), why) for k, why in sorted(found.items())]
+
+
+# --------------------------------------------------------------------------- stale paths
+
+
+def _is_glob(entry: str) -> bool:
+    return "*" in entry or "?" in entry
+
+
+def repository_files(repo: Path) -> list[str]:
+    """Repository-relative POSIX paths of the files a glob is matched against (see the module doc)."""
+    if (repo / ".git").exists():
+        try:
+            out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others",
+                                  "--exclude-standard"], capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=True)
+            files = [f for f in out.stdout.decode("utf-8", "surrogateescape").split("\0") if f]
+            return sorted(set(files))[:MAX_LISTED_FILES]
+        except (OSError, subprocess.SubprocessError):
+            pass  # no git on PATH, or it failed: walk
+    files: list[str] = []
+    for top, dirs, names in os.walk(repo):
+        dirs[:] = sorted(d for d in dirs if not (top == str(repo) and d in (".git", ".autopatch-j")))
+        rel = os.path.relpath(top, repo)
+        for name in sorted(names):
+            files.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+            if len(files) >= MAX_LISTED_FILES:
+                return files
+    return files
+
+
+def stale_paths(items: list[_Item], repo: Path) -> list[StalePaths]:
+    verdict: dict[str, bool] = {}  # entry -> stale
+    files: list[str] | None = None
+    out = []
+    for it in items:
+        stale = []
+        for entry in it.paths:
+            if entry not in verdict:
+                norm = normalize_path(entry)
+                if norm in ("", "*", "**"):
+                    verdict[entry] = False
+                elif not _is_glob(norm):
+                    verdict[entry] = norm.startswith("../") or norm == ".." or not os.path.lexists(repo / norm)
+                else:
+                    if files is None:
+                        files = repository_files(repo)
+                    verdict[entry] = not any(path_covers(norm, f) for f in files)
+            if verdict[entry]:
+                stale.append(entry)
+        if stale:
+            out.append(StalePaths(it.id, stale))
+    return out
