@@ -40,7 +40,6 @@ from autopatch_tui.tui.typing import TypedText, TypingBuffer, typed_character
 log = logging.getLogger(__name__)
 
 SCREEN_KEYS = {"chat": "f2", "history": "f3", "memory": "f4", "jobs": "f5", "stores": "f6"}
-EXIT_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
 HANGUP_EXIT_GRACE_SECONDS = 5.0  # after a hang-up's flush, the app gets this long to end before a hard exit
 QUIT_HELP = "Save Memory (a bounded flush of pending jobs), then quit"
 STATE_REFRESH_SECONDS = 0.25  # the status bar's health/thread/job counts follow Memory changes this closely
@@ -95,7 +94,6 @@ class AutopatchApp(App):
         self._signals_installed: dict[int, object] = {}  # signal -> the handler it had before
         self.run_finished = threading.Event()  # set once `run()` returned (a hang-up's hard exit waits for it)
         self.ended = threading.Event()  # set once the app unmounted or `run()` returned (SIGTERM's watchdog)
-        self._watchdog_started = False
         self.typing = TypingBuffer(self.call_later)  # printable keys of one burst: one insert (tui/typing.py)
 
     def run(self, *args: object, **kwargs: object):  # type: ignore[override]
@@ -404,35 +402,16 @@ class AutopatchApp(App):
         await self.push_screen(ConfirmScreen("Quit and lose the pending patches?", body, "Quit"), answered)
 
     def _install_exit_signals(self) -> None:
-        """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything.
+        """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything
+        (`tui/exit_signals.py`: how they reach the app, and the watchdog that bounds its exit)."""
+        from autopatch_tui.tui import exit_signals
 
-        A plain `signal.signal` handler, not the loop's `add_signal_handler`: asyncio learns of a
-        signal through its self-pipe, which a flood of keystrokes fills (Textual's input thread
-        posts every key with `call_soon_threadsafe`, a byte each), and a signal that finds the pipe
-        full is dropped: SIGTERM during a paste typed as keystrokes did nothing. Python runs this
-        handler in the main thread whatever the pipe holds; it starts the exit watchdog at once and
-        hands the exit to the loop."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        loop = asyncio.get_running_loop()
-
-        def handler(signum: int, frame: object) -> None:
-            self._exit_watchdog(signum)
-            loop.call_soon_threadsafe(self._on_exit_signal, signum)
-
-        for signum in EXIT_SIGNALS:
-            try:
-                previous = signal.signal(signum, handler)
-            except (ValueError, OSError) as exc:  # e.g. no such signal on this platform
-                log.info("%s not handled: %s", signal.Signals(signum).name, exc)
-                continue
-            self._signals_installed[signum] = previous
+        self._signals_installed = exit_signals.install(self)
 
     def _remove_exit_signals(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for signum, previous in self._signals_installed.items():
-            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)  # type: ignore[arg-type]
+        from autopatch_tui.tui import exit_signals
+
+        exit_signals.remove(self._signals_installed)
         self._signals_installed = {}
 
     def _on_exit_signal(self, signum: int) -> None:
@@ -450,33 +429,6 @@ class AutopatchApp(App):
     async def _quit_on_signal(self, reason: str) -> None:
         self._exiting = False  # `action_quit_flush` sets it again and shows the flush
         await self.action_quit_flush(reason)
-
-    def _exit_watchdog(self, signum: int) -> None:
-        """An exit signal ends the app within the exit flush's bound whatever the UI is doing: if
-        it has not ended by then (plus a grace), the flush runs here, the manager closes, the
-        terminal is restored as far as possible and the process exits."""
-        if self._watchdog_started:
-            return
-        self._watchdog_started = True
-        limit = self.exit_flush.limit + HANGUP_EXIT_GRACE_SECONDS
-
-        def watch() -> None:
-            if self.ended.wait(limit):
-                return
-            log.info("%s: the app did not end within %.0f s; exiting hard", signal.Signals(signum).name, limit)
-            if self.exit_flush.run("watchdog") is None:
-                self.exit_flush.wait(self.exit_flush.limit)
-            self.manager.close()
-            driver = self._driver
-            if driver is not None:
-                try:
-                    driver.stop_application_mode()
-                except Exception as exc:  # noqa: BLE001 - best effort: the process ends either way
-                    log.debug("terminal not restored: %s", type(exc).__name__)
-            logging.shutdown()
-            os._exit(128 + int(signum))
-
-        threading.Thread(target=watch, name="exit-watchdog", daemon=True).start()
 
     def hangup_exit(self, reason: str) -> threading.Thread:
         """The terminal hung up: drawing could block on the dead terminal, so the flush runs in a

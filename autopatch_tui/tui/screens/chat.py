@@ -29,6 +29,7 @@ from autopatch_tui.core.llm.reach import unreachable_text
 from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.core.memory.turn_memory import MemoryNote
 from autopatch_tui.tui import slash
+from autopatch_tui.tui.chat_text import BUSY_KEEPS_TEXT, CANCELLED_NOTE, RESEND_HINT, UNEXPECTED_NOTE, WELCOME
 from autopatch_tui.tui.commands import CommandRunner
 from autopatch_tui.tui.file_index import FileIndex
 from autopatch_tui.tui.prompt_history import PromptHistory, history_file
@@ -64,12 +65,6 @@ class TurnResult(Protocol):
 RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
 MEMORY_CHECK_SECONDS = 0.3  # Memory notes: one look per burst of Memory events
 TURN_COMMANDS = ("explain", "chat", "audit", "retry")  # slash commands that start a chat turn
-RESEND_HINT = "Shift+Tab to this note and Enter, or send /retry, to send it again."
-UNEXPECTED_NOTE = f"The request failed unexpectedly (the error is in the log). Your message is kept here. {RESEND_HINT}"
-BUSY_KEEPS_TEXT = "A request is still running: your text was kept. Press Escape to cancel the request."
-CANCELLED_NOTE = f"Cancelled. Your message was saved as a failed turn. {RESEND_HINT}"
-WELCOME = ("Welcome. Ask anything about this repository; what you decide and prefer is kept in its Memory "
-           "(F4 shows it). Type / for commands (/help lists them), @ to mention a file, F1 for the keys.")
 
 
 
