@@ -414,24 +414,6 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         return True
 
     # --- actions ------------------------------------------------------------------------
-    def focus_home(self) -> None:
-        """Shown again: the Items view's search field (the inbox and the audit keep their lists)."""
-        if self.view == "items":
-            super().focus_home()
-
-    def clear_field(self) -> bool:
-        """Escape's first step: clear the search (its text, and its results: the list comes back)."""
-        field = self.query_one("#mb-search", Input)
-        if self.view != "items" or (not field.value and not self.query_text):
-            return False
-        field.value = ""
-        if self.query_text:
-            self.query_text = ""
-            self.selected = None
-            self.reload()
-        field.focus()
-        return True
-
     def action_forget(self) -> None:
         d = self.detail
         if d is None or d.status != "active":
