@@ -63,3 +63,64 @@ def test_the_memory_cli_does_not_load_textual() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           cwd=str(CORE.parent.parent))
     assert proc.returncode == 0, proc.stderr
+
+
+# --- one door for a request's context: chat and the repair workflows never import each other ---------
+
+def imported_modules(source: str, package: str) -> set[str]:
+    """Every module a source imports, at any depth (functions, TYPE_CHECKING blocks) — for
+    `from a.b import c` both `a.b` and `a.b.c` (c may be a module); relative imports resolved."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None))
+              in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)):
+            found.add(str(node.args[0].value))
+    return found
+
+
+def _imports_of(rel: str) -> set[str]:
+    path = CORE / rel
+    package = "autopatch_tui.core." + ".".join(Path(rel).parent.parts)
+    return imported_modules(path.read_text("utf-8"), package)
+
+
+def _reaches(modules: set[str], target: str) -> list[str]:
+    return sorted(m for m in modules if m == target or m.startswith(target + "."))
+
+
+def test_the_import_checker_sees_every_form() -> None:
+    src = ("import autopatch_tui.core.repair.workflows\nfrom autopatch_tui.core.repair import workflows\n"
+           "def f():\n    from ..repair.workflows import RepairService\n"
+           "if TYPE_CHECKING:\n    from autopatch_tui.core.repair.workflows import X\n"
+           "importlib.import_module('autopatch_tui.core.repair.workflows')\n")
+    found = imported_modules(src, "autopatch_tui.core.agent")
+    assert "autopatch_tui.core.repair.workflows.RepairService" in found
+    assert len(_reaches(found, "autopatch_tui.core.repair.workflows")) == 3
+
+
+def test_chat_and_the_repair_workflows_do_not_import_each_other() -> None:
+    assert _reaches(_imports_of("agent/chat.py"), "autopatch_tui.core.repair") == []
+    assert _reaches(_imports_of("repair/workflows.py"), "autopatch_tui.core.agent.chat") == []
+    # the agent package is below the repair package: nothing in it reaches up
+    agent = [hit for f in sorted((CORE / "agent").glob("*.py"))
+             for hit in _reaches(_imports_of(f"agent/{f.name}"), "autopatch_tui.core.repair")]
+    assert agent == []
+
+
+def test_repair_builds_its_prompts_through_the_door_not_through_chat_privates() -> None:
+    source = (CORE / "repair" / "workflows.py").read_text("utf-8")
+    tree = ast.parse(source)
+    private = sorted({n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                      and n.attr in ("_model", "_profile", "_prompt", "respond", "chat")})
+    assert private == []
+    assert "autopatch_tui.core.agent.request_context.open_request" in _imports_of("repair/workflows.py")
+    assert "autopatch_tui.core.agent.request_context.open_request" in _imports_of("agent/chat.py")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from autopatch_tui.cli.output import RUN, emit_json, fail, say, warn
@@ -126,6 +127,38 @@ def cmd_process(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
+def check_promote(args: argparse.Namespace, repo: Path) -> None:
+    """Before the store opens: `--to` names a file inside the repository (rc 2 otherwise)."""
+    from autopatch_tui.core.instructions.promote import target_path
+
+    target_path(repo, args.to)
+
+
+def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    from autopatch_tui.core.instructions.promote import plan_promotion, write_promotion
+    from autopatch_tui.core.instructions.section import visible
+
+    plan = plan_promotion(mgr, args.ids, to=args.to)
+    written = write_promotion(mgr, plan) if args.yes else False
+    if args.json:
+        emit_json({"path": str(plan.path), "written": written, "promoted": list(plan.promoted), "diff": plan.diff})
+        return 0
+    if not plan.changed:
+        held = "this item as it is" if len(plan.promoted) == 1 else "these items as they are"
+        say(f"{plan.shown} already holds {held}; nothing to write.")
+        return 0
+    sys.stdout.write(visible(plan.diff))
+    if written:
+        gone = f"; removed {len(plan.removed)} bullet(s) of items no longer active" if plan.removed else ""
+        say(f"Wrote {len(plan.promoted)} item(s) to {plan.shown}{gone}.")
+    else:
+        say(f"Nothing was written: run again with --yes to write {plan.shown}.")
+    return 0
+
+
+cmd_promote.reads_only = True  # type: ignore[attr-defined]  # it reads the store, writes only the instruction file
+
+
 # commands that can run on a degraded store
 WORKS_DEGRADED = {cmd_status, cmd_export, cmd_clear}
 # commands that only read: they also run on a read-only store (the manager refuses any write)
@@ -174,6 +207,14 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p = msub.add_parser("process", help="give every pending Memory job one processing chance now", parents=[common])
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_process)
+
+    p = msub.add_parser("promote", help="write items into the marked section of AGENTS.md (a diff without --yes)",
+                        parents=[common])
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--to", metavar="PATH", help="another file inside the repository (relative to its root)")
+    p.add_argument("--yes", action="store_true", help="write the file (without it, only the diff is printed)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_promote, precheck=check_promote)
 
     add_review_parsers(msub, common)
 

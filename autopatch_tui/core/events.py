@@ -9,6 +9,10 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autopatch_tui.core.agent.prompt_report import PromptReport
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,14 @@ class Notice:
     text: str
 
 
-Event = MemoryChanged | JobStarted | JobFinished | QueueCounts | FlushProgress | Notice
+@dataclass(frozen=True)
+class PromptMeasured:
+    """A chat or repair request was sent (or ended): its prompt by part, in tokens, never text."""
+
+    report: PromptReport
+
+
+Event = MemoryChanged | JobStarted | JobFinished | QueueCounts | FlushProgress | Notice | PromptMeasured
 Listener = Callable[[Event], None]
 
 

@@ -18,12 +18,14 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from autopatch_tui.core.agent.prompt_report import PromptReport
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.events import (
     FlushProgress,
     JobFinished,
     MemoryChanged,
     Notice,
+    PromptMeasured,
     QueueCounts,
 )
 from autopatch_tui.core.logs import log_path
@@ -78,6 +80,7 @@ class AutopatchApp(App):
     memory_version: var[int] = var(0)
     job_events: var[int] = var(0)
     store_generation: var[int] = var(0)  # +1 when the app reopened on another store
+    last_prompt: var[PromptReport | None] = var(None)  # the last chat/repair request's prompt by part (tokens)
     review_count: var[int] = var(0)  # Memory items awaiting review (contracts §8), for the status bar
     # set by `launch_app` (the real process): after the first frame, `gc.freeze()` the start-up objects
     # (see tui/gc_tuning.py); tests leave it off, so their process-wide GC is untouched
@@ -288,6 +291,8 @@ class AutopatchApp(App):
         elif isinstance(event, Notice):
             self.notify(event.text, severity="error" if event.level == "error" else
                         "warning" if event.level == "warning" else "information", markup=False)
+        elif isinstance(event, PromptMeasured):
+            self.last_prompt = event.report
         elif isinstance(event, FlushProgress):
             screen = self.screen
             if hasattr(screen, "set_busy"):

@@ -7,8 +7,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autopatch_tui.core.agent.prompt_report import context_lines
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.events import FlushProgress
+from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
 from autopatch_tui.core.repair.patch_files import sweep
 from autopatch_tui.tui import flush_text, slash
@@ -100,6 +102,9 @@ class CommandRunner:
             sweep(self.services.manager.repo)  # what a killed patch write left in .autopatch-j/tmp/
             await screen.reset_view()
             await screen.log_view.add_note(RESET_NOTE + (" " + AUDIT_CLOSED if closed else ""), reveal=True)
+        elif cmd.name == "context":
+            lines = context_lines(getattr(app, "last_prompt", None))
+            await screen.log_view.add_note(visible("\n".join(lines)), reveal=True)
         elif cmd.name == "new":
             self._new()
         elif cmd.name == "memory":

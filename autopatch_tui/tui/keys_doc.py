@@ -39,6 +39,9 @@ DOES: dict[str, str] = {
     "memory.reload": "reload the list and the selected item",
     "memory.duplicates": "find duplicate project stores (merge dialog)",
     "jobs.process": "give every pending job one processing chance now (asks first)",
+    "memory.mark": "mark or unmark the highlighted active item for promotion (● before its subject)",
+    "memory.promote": "promote the marked items (else the highlighted one) into AGENTS.md: shows the diff, "
+                      "writes only on Write",
     "jobs.back": "back to chat",
     "jobs.refresh": "reload the counts and the job table",
     "stores.back": "back to chat",
@@ -58,6 +61,8 @@ DOES: dict[str, str] = {
     "search.results": "from a search field to its results",
     "help.close": "close this help",
     "ask.close": "clear the field, then close without an answer (Enter answers)",
+    "promote.write": "write the file as the diff shows (so does the Write button)",
+    "promote.cancel": "close; nothing is written (Cancel has the focus first)",
 }
 
 # (section title, intro, [(module, class)]) in the order docs/keys.md shows them
@@ -75,7 +80,7 @@ SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
      "in its field and keeps it after Enter and Escape, so typing on never fires a screen's letter keys; "
      "those act on the list once it has focus.", (("widgets.search_box", "SearchBox"),)),
     ("Dialogs", "", (("screens.confirm", "ConfirmScreen"), ("screens.text_prompt", "TextPromptScreen"),
-                     ("screens.help", "HelpScreen"))),
+                     ("screens.promote_dialog", "PromoteDialog"), ("screens.help", "HelpScreen"))),
 )
 
 PROMPT_KEYS: tuple[tuple[str, str], ...] = (

@@ -39,7 +39,7 @@ class Services:
 
     @property
     def chat(self) -> ChatService:
-        return ChatService(self.manager, self.review)
+        return ChatService(self.manager, auditor=self.repair)  # routing may hand a turn to the audit
 
     @property
     def repair(self) -> RepairService:

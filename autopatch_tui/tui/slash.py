@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "/patch revise": "ask the model to revise a pending patch: /patch revise ID TEXT",
     "/explain": "ask about code (code_explain intent): /explain TEXT",
     "/chat": "general chat (general_chat intent): /chat TEXT",
+    "/context": "what the last request sent the model: its prompt by part, in tokens, and the window",
     "/history": "open the thread history",
     "/browse": "open the Memory browser",
     "/jobs": "open the Memory job diagnostics",
@@ -104,7 +105,7 @@ def parse(text: str) -> SlashCommand:
     raise SlashError(f"unknown command /{name}; /help lists the commands")
 
 
-NO_ARGUMENTS = ("new", "reset", "help", "quit", "history", "browse", "jobs", "stores", "retry")
+NO_ARGUMENTS = ("new", "reset", "help", "quit", "history", "browse", "jobs", "stores", "retry", "context")
 MEMORY_USAGE = "usage: /memory status|list [KIND]|show ID|forget ID|clear --confirm|export [--to PATH]"
 
 

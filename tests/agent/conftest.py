@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autopatch_tui.core.agent import chat as chat_module
+from autopatch_tui.core.agent import request_context as request_module
 from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.recall.session import RecallSession
@@ -75,5 +75,5 @@ def sessions(monkeypatch: pytest.MonkeyPatch) -> list[RecallSession]:
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(chat_module, "RecallSession", Spy)
+    monkeypatch.setattr(request_module, "RecallSession", Spy)
     return made

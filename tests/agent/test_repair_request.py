@@ -28,7 +28,6 @@ def test_repair_request_messages_are_isolated(chat, chat_mgr, llm_stub, intent) 
                            statement="PREF-TEXT: use the shared helper", applies_to_paths=["src/net"])
     elsewhere = seed_item(conn, subject="docs retry wording", keywords=["retry"],
                           statement="ELSEWHERE-TEXT", applies_to_paths=["docs"])
-    model, profile = chat._profile()
 
     def reply(request: CapturedRequest):
         tools = [m for m in request.messages if m["role"] == "tool"]
@@ -46,7 +45,7 @@ def test_repair_request_messages_are_isolated(chat, chat_mgr, llm_stub, intent) 
         handle = chat_mgr.begin_turn(text, intent=intent, scope_paths=["src/net/Client.java"])
         query = RecallQuery(intent, text, handle.scope_paths, finding_path="src/net/Client.java",
                             check_id="java:S2142", finding_message="retry loop swallows the interrupt")
-        run = chat.respond(handle, intent, text, model=model, profile=profile, query=query)
+        run = chat.respond(handle, intent, text, query=query)
         chat_mgr.complete_turn(handle, run.answer)
         runs.append(run)
 

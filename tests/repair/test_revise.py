@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.llm.errors import ProviderError
+from autopatch_tui.core.agent.request_context import AUTHORITY
 from autopatch_tui.core.repair import prompts
 from autopatch_tui.core.repair.workspace import (
     DISCARDED,
@@ -67,7 +68,7 @@ def test_explain_saves_the_models_answer(repo: Path, repair, audited, llm_stub) 
     assert row["evidence_keys"] == [audited.evidence_key("F1")] and row["scope_paths"] == ["src/a.py"]
     request = llm_stub.requests_for("chat")[-1]
     assert mode(request) == "explain" and not {"propose_patch", "report_finding"} & tool_names(request)
-    assert request.messages[0]["content"] == prompts.EXPLAIN_SYSTEM
+    assert request.messages[0]["content"] == prompts.EXPLAIN_SYSTEM + "\n" + AUTHORITY
     assert user_message(request) == (f"Finding F1: S110 at src/a.py:4 — {audited.get('F1').finding.message}\n"
                                      f"Pending patch (revision 1):\n```diff\n{draft.diff}```\n"
                                      "The developer asks:\nWhy is this   safe?")
@@ -121,7 +122,7 @@ def test_revise_replaces_the_pending_patch_with_the_next_revision(repo: Path, re
         "completed", "patch_revise", text, result.answer)
     assert row["evidence_keys"] == [audited.evidence_key("F1")] and row["scope_paths"] == ["src/a.py"]
     first = [r for r in llm_stub.requests_for("chat") if not tool_results(r)][-1]
-    assert first.messages[0]["content"] == prompts.REVISE_SYSTEM and "propose_patch" in tool_names(first)
+    assert first.messages[0]["content"] == prompts.REVISE_SYSTEM + "\n" + AUTHORITY and "propose_patch" in tool_names(first)
     assert "Pending patch (revision 1)" in user_message(first)
     assert user_message(first).endswith("The developer wants this revision:\nmake it narrower")
     # the revision is what show, the summary and apply use

@@ -17,6 +17,7 @@ from autopatch_tui.core.agent.router import CLASSIFY_AUDIT, CLASSIFY_SYSTEM
 from autopatch_tui.core.errors import NoModelError
 from autopatch_tui.core.llm.errors import ProviderError
 from autopatch_tui.core.memory.sqlite import write_txn
+from autopatch_tui.core.agent.request_context import AUTHORITY
 from autopatch_tui.core.repair import prompts
 from autopatch_tui.core.repair.findings import REVIEW, REVIEW_CHECK_ID
 from autopatch_tui.core.repair.patching import PatchApplyError, make_draft
@@ -102,7 +103,7 @@ def test_audit_saves_the_raw_text_first_then_exactly_its_summary(repo: Path, rep
     first = first_requests(llm_stub)
     assert [finding_of(r)[0] for r in first] == ["F1", "F2"]
     assert [m["role"] for m in first[0].messages] == ["system", "user"]  # nothing in Memory: no Map
-    assert first[0].messages[0]["content"] == prompts.PATCH_SYSTEM
+    assert first[0].messages[0]["content"] == prompts.PATCH_SYSTEM + "\n" + AUTHORITY
     assert user_message(first[0]).startswith(f"Finding F1: S110 at src/a.py:4 — {MESSAGES['S110']}")
     assert text in user_message(first[0])  # the developer's request reaches the model as typed
 
@@ -148,7 +149,7 @@ def test_zero_findings_run_a_review_whose_findings_get_patches(repo: Path, repai
 
     review_requests = [r for r in llm_stub.requests_for("chat") if mode(r) == "review"]
     assert len(review_requests) == 2
-    assert review_requests[0].messages[0]["content"] == prompts.REVIEW_SYSTEM
+    assert review_requests[0].messages[0]["content"] == prompts.REVIEW_SYSTEM + "\n" + AUTHORITY
     assert user_message(review_requests[0]).startswith("Files to review:\n- pkg/clean.py\n")
     assert "other.py" not in user_message(review_requests[0])
     assert tool_results(review_requests[1]) == ["reported pkg/clean.py:2",
@@ -403,7 +404,7 @@ def test_classify_routes_to_the_audit_when_there_is_a_review_state(repo: Path, c
     write(repo, "src/a.py", SWALLOW)
     llm_stub.default("classify", "code_audit")
     llm_stub.default("chat", Patcher(repo))
-    result = ChatService(chat_mgr, review=review).ask("please find and fix bugs in src", scope_paths=["src/"])
+    result = ChatService(chat_mgr, auditor=RepairService(chat_mgr, review)).ask("please find and fix bugs in src", scope_paths=["src/"])
     (classify,) = llm_stub.requests_for("classify")
     assert classify.messages[0]["content"] == CLASSIFY_AUDIT
     ws = review.workspace
@@ -438,7 +439,7 @@ def test_a_plain_message_routed_to_an_audit_never_drops_pending_patches(repo: Pa
     write(repo, "src/a.py", SWALLOW)
     llm_stub.default("classify", "code_audit")
     llm_stub.default("chat", Patcher(repo))
-    chat = ChatService(chat_mgr, review=review)
+    chat = ChatService(chat_mgr, auditor=RepairService(chat_mgr, review))
     chat.ask("please find and fix bugs in src", scope_paths=["src/"])
     ws = review.workspace
     assert ws is not None and ws.count(PATCHED) == 1
@@ -508,7 +509,7 @@ def test_new_while_routing_an_audit_leaves_the_new_thread_without_it(repo: Path,
 
     llm_stub.default("classify", classify)
     llm_stub.default("chat", Patcher(repo))
-    result = ChatService(chat_mgr, review=review).ask("audit a.py please")
+    result = ChatService(chat_mgr, auditor=RepairService(chat_mgr, review)).ask("audit a.py please")
     assert result.thread_id == old_thread and result.intent == "code_audit"
     assert "- F1 a.py:4 S110" in result.answer
     (row,) = turns(repo)
@@ -572,5 +573,5 @@ def test_repair_requests_carry_no_history_or_discussion_only_applicable_preferen
         assert "EXPLAINED-LOGGING" not in sent
     for request in first_requests(llm_stub):
         roles = [m["role"] for m in request.messages]
-        assert roles == ["system", "system", "user"], roles  # prompt, Memory Map, the request
-        assert pref.logical_id in request.messages[1]["content"]
+        assert roles == ["system", "user"], roles  # prompt with the Memory Map (one system message), the request
+        assert pref.logical_id in request.messages[0]["content"].partition("Project Memory Map")[2]

@@ -1,6 +1,8 @@
-"""The prompt of one ordinary request, within the model's context budget:
-system prompt → thread checkpoint → Memory Map → recent history (by token budget) → the current
-user message, verbatim, exactly once. Nothing here is ever persisted."""
+"""Pieces of a request's prompt within the model's context budget: the ordinary intents' system
+prompts, the budget split between the Memory Map and the history, the history itself. The prompt is
+assembled by the one door, `request_context` (system prompt, order of authority, instruction files,
+checkpoint, Memory Map → recent history by token budget → the current user message, verbatim,
+exactly once). Nothing here is ever persisted."""
 
 from __future__ import annotations
 
@@ -17,10 +19,7 @@ SYSTEM_PROMPTS = {
     "code_explain": "You are a code assistant explaining code in the developer's repository. Read the source "
                     "with the tools before you explain it; cite file paths and line numbers.",
 }
-COMMON_RULES = (
-    "Current user instructions win over Memory. Facts about code come from the current source, not from Memory. "
-    "Use memory_search and memory_read when earlier decisions or preferences may matter. Answer in Markdown."
-)
+COMMON_RULES = "Use memory_search and memory_read when earlier decisions or preferences may matter. Answer in Markdown."
 HISTORY_SHARE = 0.5
 MAP_SHARE = 0.1
 MAX_MAP_TOKENS = 2000
@@ -66,11 +65,9 @@ def history_messages(conn: sqlite3.Connection, thread_id: str, before_sequence: 
     return picked
 
 
-def system_message(intent: str, checkpoint: str) -> dict:
-    text = SYSTEM_PROMPTS.get(intent, SYSTEM_PROMPTS["general_chat"]) + "\n" + COMMON_RULES
-    if checkpoint:
-        text += "\n\nThread checkpoint (summary of this conversation so far):\n" + checkpoint
-    return {"role": "system", "content": text}
+def system_text(intent: str) -> str:
+    """An ordinary intent's system prompt (the door adds the order of authority and the rest)."""
+    return SYSTEM_PROMPTS.get(intent, SYSTEM_PROMPTS["general_chat"]) + "\n" + COMMON_RULES
 
 
 def fixed_cost(system: dict, user_text: str, tools: list[dict]) -> int:

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from autopatch_tui.core.agent.tool_mode import learn_tools_unusable, refuses_tools, tools_usable
 from autopatch_tui.core.agent.tool_mode import require_tools as require_tools_fn
 from autopatch_tui.core.agent.tools import ToolBox
+from autopatch_tui.core.llm.endpoint import ENDPOINTS
 from autopatch_tui.core.llm.bounds import chat_output_bound
-from autopatch_tui.core.llm.client import Completion, LLMClient
+from autopatch_tui.core.llm.client import Completion, LLMClient, Usage
 from autopatch_tui.core.llm.errors import ProviderError
 from autopatch_tui.core.llm.profiles import UNKNOWN_MAX_OUTPUT_TOKENS, ContextProfile, safety_margin_for
 from autopatch_tui.core.llm.tokens import estimate_messages_tokens, estimate_tokens
@@ -80,6 +81,12 @@ class AgentLoop:
         self.use_tools = tools_usable(client, model) if use_tools is None else use_tools
         self.first_tool_choice = first_tool_choice
         self._last_bound = 0
+        # the last call, for the request's prompt report: how many of the messages it sent, with
+        # which tool schemas, and the server's usage of it (None when the server reported none)
+        self.calls = 0
+        self.sent_messages = 0
+        self.sent_tools: list[dict] | None = None
+        self.usage: Usage | None = None
 
     def _bound(self, messages: list[dict], tools: list[dict] | None) -> int:
         prompt = estimate_messages_tokens(messages) + sum(estimate_tokens(str(t)) for t in tools or ())
@@ -88,8 +95,23 @@ class AgentLoop:
     def _stream(self, messages: list[dict], tools: list[dict] | None, cb: AgentCallbacks,
                 tool_choice: dict | None = None) -> Completion:
         self._last_bound = self._bound(messages, tools)
-        return self.client.stream(task="chat", model=self.model, messages=messages, tools=tools, on_delta=cb.on_delta,
-                                  max_tokens=self._last_bound, tool_choice=tool_choice)
+        self.calls += 1
+        self.sent_messages, self.sent_tools, self.usage = len(messages), tools, None
+        client = self.client
+        usage = not ENDPOINTS.stream_usage_rejected(client.base_url, self.model)
+        try:
+            completion = client.stream(task="chat", model=self.model, messages=messages, tools=tools,
+                                       on_delta=cb.on_delta, max_tokens=self._last_bound, tool_choice=tool_choice,
+                                       include_usage=usage)
+        except ProviderError as exc:
+            if not (usage and exc.names_any("stream_options", "include_usage")):
+                raise
+            # a strict server that refuses the usage request: remembered, and asked again without it
+            ENDPOINTS.reject_stream_usage(client.base_url, self.model)
+            completion = client.stream(task="chat", model=self.model, messages=messages, tools=tools,
+                                       on_delta=cb.on_delta, max_tokens=self._last_bound, tool_choice=tool_choice)
+        self.usage = completion.usage
+        return completion
 
     def _finish(self, run: AgentRun, completion: Completion, cb: AgentCallbacks) -> AgentRun:
         run.answer = completion.content or ""

@@ -302,9 +302,12 @@ class LLMClient:
         temperature: float | None = None,
         max_tokens: int | None = None,
         tool_choice: str | dict | None = None,
+        include_usage: bool = False,
     ) -> Completion:
         """A streaming chat completion: content deltas go to `on_delta` as they arrive; streamed
-        tool-call fragments are assembled; the whole reply is returned at the end.
+        tool-call fragments are assembled; the whole reply is returned at the end. `include_usage`
+        asks for a final usage chunk (`stream_options`; OpenAI and vLLM report usage in a stream only
+        so, llama.cpp's server does without being asked).
 
         An exception raised by `on_delta` aborts the stream (the connection is closed) and
         propagates unchanged.
@@ -318,6 +321,8 @@ class LLMClient:
             max_tokens=max_tokens,
             tool_choice=tool_choice,
         )
+        if include_usage:
+            kwargs["stream_options"] = {"include_usage": True}
         try:
             response = self._sdk().chat.completions.create(stream=True, **kwargs)
         except _openai_error() as exc:

@@ -1,4 +1,5 @@
-"""What a model endpoint can do, as far as this process has seen: JSON mode and tool calling.
+"""What a model endpoint can do, as far as this process has seen: JSON mode, tool calling, and
+usage in a stream (`stream_options.include_usage`, refused by a few strict servers).
 
 `AUTOPATCH_LLM_JSON_MODE` / `AUTOPATCH_LLM_TOOLS` are `auto` (default), `on` or `off`. In `auto`
 a server that rejects `response_format`, or that is seen to ignore (or refuse) tools, is
@@ -28,6 +29,7 @@ class EndpointMemory:
         self._lock = threading.Lock()
         self._no_json_mode: set[tuple[str, str]] = set()
         self._no_tools: set[tuple[str, str]] = set()
+        self._no_stream_usage: set[tuple[str, str]] = set()
 
     @staticmethod
     def _key(base_url: str | None, model: str) -> tuple[str, str]:
@@ -49,11 +51,20 @@ class EndpointMemory:
         with self._lock:
             self._no_tools.add(self._key(base_url, model))
 
+    def stream_usage_rejected(self, base_url: str | None, model: str) -> bool:
+        with self._lock:
+            return self._key(base_url, model) in self._no_stream_usage
+
+    def reject_stream_usage(self, base_url: str | None, model: str) -> None:
+        with self._lock:
+            self._no_stream_usage.add(self._key(base_url, model))
+
     def forget(self) -> None:
         """Forget everything (tests)."""
         with self._lock:
             self._no_json_mode.clear()
             self._no_tools.clear()
+            self._no_stream_usage.clear()
 
 
 ENDPOINTS = EndpointMemory()

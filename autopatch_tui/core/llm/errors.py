@@ -70,7 +70,8 @@ _VALIDATION_MARKERS: tuple[str, ...] = (
     "role not supported",
 )
 # Request parameters a refusal may name; only these fixed names are ever kept (never the body).
-_PARAMETERS: tuple[str, ...] = ("response_format", "json_object", "tool_choice", "tools")
+_PARAMETERS: tuple[str, ...] = ("response_format", "json_object", "tool_choice", "tools", "stream_options",
+                                "include_usage")
 
 
 class ProviderError(AutopatchError):

@@ -95,19 +95,20 @@ class _Lane:
         # share its skip bytes (`skip_bytes`); a long part without bytes gets its own on first use
         self.segments = segments if segments is not None else [[matches, None, 0, len(matches)]]
 
-    def fill(self, budget: int) -> tuple[list[Match], int]:
+    def fill(self, budget: int, leave: frozenset[int] = frozenset()) -> tuple[list[Match], int]:
+        """`leave`: row IDs never put in (items a loaded instruction file already holds)."""
         kept: list[Match] = []
         used = 0
         for seg in self.segments:
             if seg[1] is None and len(seg[0]) > SKIP_SCAN_MIN:
                 seg[1] = skip_bytes(seg[0], self.bounds, self.exact)
-            used, stop = self._fill_part(seg[0], seg[1], seg[2], seg[3], budget, used, kept)
+            used, stop = self._fill_part(seg[0], seg[1], seg[2], seg[3], budget, used, kept, leave)
             if stop:
                 break
         return kept, used
 
     def _fill_part(self, matches: list[Match], skip: bytearray | None, i: int, n: int, budget: int, used: int,
-                   kept: list[Match]) -> tuple[int, bool]:
+                   kept: list[Match], leave: frozenset[int]) -> tuple[int, bool]:
         bounds, exact = self.bounds, self.exact
         while i < n:
             room = budget - used
@@ -121,7 +122,7 @@ class _Lane:
             m = matches[i]
             i += 1
             row_id = m.row["row_id"]
-            if used + bounds[row_id] > budget:
+            if used + bounds[row_id] > budget or (leave and row_id in leave):
                 continue
             cost = exact.get(row_id)
             if cost is None:
@@ -339,21 +340,26 @@ def _standing_lane(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
     return lane
 
 
-def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int) -> MemoryMap:
+def build_map(conn: sqlite3.Connection, query: RecallQuery, policy: RecallPolicy, *, budget_tokens: int,
+              leave: frozenset[int] = frozenset()) -> MemoryMap:
+    """`leave`: row IDs of items the request's instruction files already hold (`recall.promoted`):
+    neither shown nor counted as omitted."""
     paths = query.paths
     s_lane = _standing_lane(conn, policy, paths)
     standing = s_lane.matches
     relevant = [m for m in lexical_matches(conn, query.base_terms(), policy, paths,
                                                   query.base_phrase_keys())
-                if m.row["recall_mode"] == "on_match"]  # standing items are `always`: never here
+                if m.row["recall_mode"] == "on_match"  # standing items are `always`: never here
+                and m.row["row_id"] not in leave]
     r_lane = _Lane(relevant)
     share = int(budget_tokens * STANDING_SHARE)
     # each lane first within its share; then what one lane left unused goes to the other
-    s_kept, s_used = s_lane.fill(share)
+    s_kept, s_used = s_lane.fill(share, leave)
     r_kept, r_used = r_lane.fill(budget_tokens - share)
     spare = budget_tokens - s_used - r_used
     if spare > 0 and len(r_kept) < len(relevant):
         r_kept, r_used = r_lane.fill(budget_tokens - share + max(0, share - s_used))
-    if spare > 0 and len(s_kept) < len(standing):
-        s_kept, s_used = s_lane.fill(budget_tokens - r_used)
-    return MemoryMap(s_kept, r_kept, len(standing) - len(s_kept), len(relevant) - len(r_kept))
+    standing_count = len(standing) - (sum(1 for m in standing if m.row["row_id"] in leave) if leave else 0)
+    if spare > 0 and len(s_kept) < standing_count:
+        s_kept, s_used = s_lane.fill(budget_tokens - r_used, leave)
+    return MemoryMap(s_kept, r_kept, standing_count - len(s_kept), len(relevant) - len(r_kept))

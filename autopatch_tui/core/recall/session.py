@@ -52,6 +52,7 @@ class RecallSession:
     policy: RecallPolicy
     pool_tokens: int = DEFAULT_POOL_TOKENS
     map_tokens: int = DEFAULT_MAP_TOKENS
+    map_leaves: frozenset[int] = frozenset()  # row IDs the Map leaves out (promoted into a loaded instruction file)
     readable: set[str] = field(default_factory=set)
     searches: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     reads: dict[str, dict[str, object]] = field(default_factory=dict)
@@ -69,7 +70,7 @@ class RecallSession:
         self.pool_tokens -= cost
 
     def memory_map(self) -> MemoryMap:
-        mm = build_map(self._conn(), self.query, self.policy, budget_tokens=self.map_tokens)
+        mm = build_map(self._conn(), self.query, self.policy, budget_tokens=self.map_tokens, leave=self.map_leaves)
         self.readable.update(mm.ids)
         return mm
 

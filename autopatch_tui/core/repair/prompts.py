@@ -6,9 +6,9 @@ from __future__ import annotations
 from autopatch_tui.core.repair.findings import Finding, PatchDraft
 
 REPAIR_RULES = (
-    "Current user instructions win over Memory. Facts about code come from the current source (read it with "
-    "read_file), never from Memory. The Memory Map and memory_search hold only project preferences and decisions "
-    "that apply to these paths."
+    "Read the current source with read_file before you rely on it. The Memory Map and memory_search hold only "
+    "project preferences and decisions that apply to these paths; they never override a finding's evidence, the "
+    "finding binding or the patch review."
 )
 PATCH_SYSTEM = (
     "You repair one static-analysis finding in the developer's repository. Read the code around the finding, then "

@@ -15,15 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from autopatch_tui.core.agent import context as ctx
-from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
+from autopatch_tui.core.agent.request_context import chat_model, open_request
 from autopatch_tui.core.ids import new_id
 from autopatch_tui.core.llm.errors import RETRYABLE_PROVIDER_CATEGORIES, ProviderError
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.recall.query import RecallQuery
-from autopatch_tui.core.recall.session import RecallSession
 from autopatch_tui.core.repair import prompts
 from autopatch_tui.core.repair.analyzers import default_analyzers
 from autopatch_tui.core.repair.analyzers.base import AnalyzerError
@@ -89,7 +87,6 @@ class RepairService:
     def __init__(self, manager: MemoryManager, review: ReviewState) -> None:
         self.manager = manager
         self.review = review
-        self.chat = ChatService(manager)
 
     def scanner(self) -> Scanner:
         """The scanner with the analyzers the user's settings select."""
@@ -109,24 +106,14 @@ class RepairService:
                    user_text: str, *, workspace: AuditWorkspace | None, mode: str,
                    review_paths: tuple[str, ...] = (), callbacks: AgentCallbacks | None = None
                    ) -> tuple[AgentRun, RepairToolBox]:
-        model, profile = self.chat._profile()
-        client = self.manager.client
-        assert client is not None
-        policy = self.manager.review.policy(intent, handle.thread_id, self.manager.store.conn())
-        system = {"role": "system", "content": system_text}
-        session = RecallSession(self.manager.store.conn, query, policy)
-        try:
-            toolbox = repair_toolbox(session, self.manager.repo, workspace=workspace, mode=mode,
+        """One agent request through the request door: the repair policy's Map and tools, the
+        instruction files of the request's paths, no history."""
+        with open_request(self.manager, handle, intent, query) as req:
+            toolbox = repair_toolbox(req.session, self.manager.repo, workspace=workspace, mode=mode,
                                      review_paths=review_paths)
-            budget = ctx.budget_for(profile, ctx.fixed_cost(system, user_text, toolbox.schemas))
-            session.map_tokens = budget.map_tokens
-            memory_map = session.memory_map().render()
-            messages = [system] + ([{"role": "system", "content": memory_map}] if memory_map else [])
-            messages.append({"role": "user", "content": user_text})
-            loop = AgentLoop(client, model, profile=profile, require_tools=True)  # ToolsRequiredError without tools
-            return loop.run(messages, toolbox, callbacks), toolbox
-        finally:
-            session.close()
+            # ToolsRequiredError without tools
+            loop = AgentLoop(req.client, req.model, profile=req.profile, require_tools=True)
+            return req.run(loop, system_text, user_text, toolbox, callbacks), toolbox
 
     # --- code_audit ---------------------------------------------------------------------
     def audit(self, text: str, scope_paths: Sequence[str] = (), *, progress: Callable[[str], None] = _noop,
@@ -135,6 +122,14 @@ class RepairService:
         since = self.review.generation  # before the turn begins: a /new from now on ends this audit
         return self._turn(text, "code_audit", scope, (),
                           lambda handle: self._audit_body(handle, text, scope, progress, callbacks, since))
+
+    def audit_generation(self) -> int:
+        """The review state's generation (read before a routed turn begins: see `audit_turn`)."""
+        return self.review.generation
+
+    def pending_patches(self) -> int:
+        """The open audit's pending patches (routing never starts an audit that would drop them)."""
+        return self.review.pending_patches()
 
     def audit_turn(self, handle: turn_ops.TurnHandle, text: str, *, progress: Callable[[str], None] = _noop,
                    callbacks: AgentCallbacks | None = None, since: int | None = None) -> str:
@@ -175,7 +170,7 @@ class RepairService:
         ws = self.review.require()
         if not ws.open_findings():
             raise WorkspaceError("every finding of this audit was already processed")
-        self.chat._model()  # drafting needs a model: refuse before anything is stored
+        chat_model(self.manager)  # drafting needs a model: refuse before anything is stored
 
         def body(handle: turn_ops.TurnHandle) -> str:
             self._batch(handle, ws, text, progress, callbacks)
@@ -236,7 +231,7 @@ class RepairService:
         (no audit, no pending patch, no model)."""
         ws = self.review.require()
         state = ws.pending_patch(finding_id)
-        self.chat._model()
+        chat_model(self.manager)
         assert state.draft is not None
         return ws, state.finding, state.draft
 

@@ -24,7 +24,9 @@ from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.agent.chat import NO_MODEL_HELP
 from autopatch_tui.core.agent.loop import AgentCallbacks
+from autopatch_tui.core.agent.prompt_report import PromptReport, context_label, instructions_label
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.core.llm.reach import unreachable_text
 from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.core.memory.turn_memory import MemoryNote
@@ -135,6 +137,7 @@ class ChatScreen(AppScreen):
         self.watch(self.app, "job_counts", self._show_counts)
         self.watch(self.app, "health", self._show_health)
         self.watch(self.app, "active_thread", self._show_thread)
+        self.watch(self.app, "last_prompt", self._show_prompt)
         self.watch(self.app, "review_count", self._show_review)
         self.watch(self.app, "memory_version", self._memory_moved, init=False)
         self.watch(self.app, "job_events", self._memory_moved, init=False)
@@ -158,6 +161,11 @@ class ChatScreen(AppScreen):
 
     def _show_thread(self, thread_id: str) -> None:
         self.query_one(StatusBar).thread_id = thread_id
+
+    def _show_prompt(self, report: PromptReport | None) -> None:
+        status = self.query_one(StatusBar)
+        status.context = context_label(report)
+        status.instructions = visible(instructions_label(report.instruction_files)) if report is not None else ""
 
     def _show_review(self, count: int) -> None:
         self.query_one(StatusBar).to_review = count

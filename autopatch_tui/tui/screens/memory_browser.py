@@ -36,6 +36,7 @@ from autopatch_tui.tui.screens.memory_audit import AuditView
 from autopatch_tui.tui.screens.memory_inbox import InboxView
 from autopatch_tui.tui.screens.memory_views import BrowserViews, open_turn_in_history
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, WORDS_KEY, Row
+from autopatch_tui.tui.screens.memory_promote import PromoteFlow
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
@@ -80,6 +81,8 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         Binding("c", "clear", "Clear Memory", id="memory.clear"),
         Binding("r", "reload", "Reload", id="memory.reload", show=False),
         Binding("D", "duplicates", "Duplicates", id="memory.duplicates"),
+        Binding("space", "toggle_mark", "Mark", id="memory.mark", show=False),  # F1 lists it; a focused Select binds space
+        Binding("p", "promote", "Promote", id="memory.promote"),
     ]
 
     def __init__(self, services: Services) -> None:
@@ -99,6 +102,8 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         self._list_gen = 0
         self._detail_gen = 0
         self._loading_more = False
+        self.promote = PromoteFlow(self)  # space marks, p promotes (memory_promote.py)
+        self._problem = ""
         self._history: dict = {}  # item ID -> its supersession history, loaded with the detail
 
     # --- layout -------------------------------------------------------------------------
@@ -251,6 +256,7 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         for row in rows:
             table.add_row(*memory_list.row_cells(row, with_match=bool(self.query_text)), key=row.id)
         self.rows += rows
+        self.promote.show_marks(rows)
         self.more = more
         self._show_summary(problem)
         if append:
@@ -272,11 +278,15 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         self.select_item(target, force=True)
 
     def _show_summary(self, problem: str) -> None:
+        self._problem = problem
         ids = [r.id for r in self.rows]
         words_at = ids.index(WORDS_KEY) if WORDS_KEY in ids else None
         text = memory_list.summary_text(self.query_text, problem, len(self.rows), self.more, self.kind, self.status,
                                         words_at)
-        self.query_one("#mb-summary", Static).update(text)
+        self.query_one("#mb-summary", Static).update(text + self.promote.summary())
+
+    def refresh_summary(self) -> None:
+        self._show_summary(self._problem)
 
     def _load_more(self) -> None:
         if not self.more or self._loading_more or self.query_text:
@@ -402,13 +412,15 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
     # --- bindings availability ----------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Textual 8: False hides a binding, None shows it disabled."""
-        browsing = ("focus_search", "cycle_kind", "cycle_status", "forget", "jump")
+        browsing = ("focus_search", "cycle_kind", "cycle_status", "forget", "jump", "toggle_mark", "promote")
         if action in browsing and (self.healthy is False or self.view != "items"):
             return False
         if action == "clear":
             return self.healthy is False
         if action == "forget":
             return True if self.detail is not None and self.detail.status == "active" else None
+        if action in ("toggle_mark", "promote"):  # active items only (a search lists active items)
+            return True if self.status == "active" or self.query_text else None
         if action == "jump":
             return True if any(p.turn is not None for p in self.provenance) else None
         return True
@@ -434,6 +446,16 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
     def _forgotten(self, logical: str) -> None:
         self.notify(f"Forgot {logical}. The raw turns it came from are kept.", markup=False)
         self.reload()
+
+    def action_toggle_mark(self) -> None:
+        row = next((r for r in self.rows if r.id == self.selected), None)
+        if row is None:
+            return
+        self.promote.toggle(row)
+        self.refresh_summary()
+
+    def action_promote(self) -> None:
+        self.promote.start(self.selected if self.detail is not None and self.detail.status == "active" else None)
 
     def action_export(self) -> None:
         def work() -> None:

@@ -87,6 +87,16 @@ class ResponsiveTable(DataTable):
             cells = tuple(cells[index[c.key]] for c, _ in self.shown)
         return super().add_row(*cells, key=key, **kwargs)
 
+    def set_cell(self, row_key: Any, column_key: str, value: Any) -> None:
+        """Change one cell of a row, shown or not (a later refit keeps the new value)."""
+        cells = self._cells.get(row_key)
+        index = next((i for i, c in enumerate(self.spec) if c.key == column_key), None)
+        if cells is None or index is None:
+            return
+        self._cells[row_key] = cells[:index] + (value,) + cells[index + 1:]
+        if column_key in self.shown_keys:
+            self.update_cell(row_key, column_key, value)
+
     def clear(self, columns: bool = False) -> DataTable:  # type: ignore[override]
         self._cells = {}
         if columns:

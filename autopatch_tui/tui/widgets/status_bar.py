@@ -1,5 +1,7 @@
-"""The status bar: model, Memory health and the items awaiting review, live job counts and the
-active thread."""
+"""The status bar: model, Memory health and the items awaiting review, live job counts, the active
+thread, and what the last request's prompt held — its context use ("ctx 38% of 32k"; "~ctx" when the
+figure is the app's estimate because the server reported no usage) and the instruction files it
+loaded ("AGENTS.md ×2")."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ class StatusBar(Static):
     failed: reactive[int] = reactive(0)
     thread_id: reactive[str] = reactive("")
     busy: reactive[str] = reactive("")
+    context: reactive[str] = reactive("")  # "ctx 38% of 32k" (`prompt_report.context_label`)
+    instructions: reactive[str] = reactive("")  # "AGENTS.md ×2" (`prompt_report.instructions_label`)
     to_review: reactive[int] = reactive(0)  # Memory items awaiting review (contracts §8)
 
     def render(self) -> Text:
@@ -49,6 +53,12 @@ class StatusBar(Static):
         if self.thread_id:
             t.append(f"{sep}thread: ", style="dim")
             t.append(self.thread_id[-8:])
+        if self.context:
+            t.append(sep, style="dim")
+            t.append(self.context)
+        if self.instructions and compact < 2:
+            t.append(" · " if self.context else sep, style="dim")
+            t.append(self.instructions)
         if self.busy:
             t.append(sep, style="dim")
             t.append(self.busy, style="italic")
