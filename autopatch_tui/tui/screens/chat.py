@@ -80,6 +80,7 @@ def starts_turn(command: slash.SlashCommand | None) -> bool:
 
 class ChatScreen(AppScreen):
     CSS_PATH = style("chat.tcss")
+    AUTO_FOCUS = "#prompt"  # the first focus is the prompt (not the log, then the prompt)
     BINDINGS = [
         Binding("escape", "cancel_request", "Cancel request", id="chat.cancel",
                 tooltip="cancel the running request (the turn ends failed; its text is kept)"),

@@ -70,6 +70,7 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
 
     CSS_PATH = style("memory_browser.tcss")
     FIELD = "#mb-search"
+    AUTO_FOCUS = FIELD  # the first focus, not Tabs' then the field's: one footer for the first open
     BINDINGS = [
         Binding("escape", "back", "Back", id="memory.back"),
         Binding("slash", "focus_search", "Search", id="memory.search"),
