@@ -293,7 +293,8 @@ def main() -> int:
     print(f"temp dir {root}; load: {os.getloadavg()[0]:.2f} (1-min average) on {os.cpu_count()} CPUs")
     if ours:
         print(f"our corpus: {len(ours)} cases ({sum(c.careless for c in ours)} that the validator before the gate "
-              f"got wrong, {sum(c.legit for c in ours)} legitimate forms)")
+              f"got wrong, {sum(c.round_one_wrong for c in ours)} that the round-one gate got wrong, "
+              f"{sum(c.legit for c in ours)} legitimate forms)")
     for path, cases, bad in corpora:
         print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {len(cases)} well-formed cases, "
               f"{len(bad)} malformed (excluded from the score)")

@@ -108,6 +108,27 @@ def test_chinese_decision_aliases_cover_object_and_action(aliases, ok):
     assert aliases_cover_decision("旧 memory schema", "旧 memory schema 不兼容，直接删除", "", aliases) is ok
 
 
+@pytest.mark.parametrize("aliases,ok", [
+    # L. words sharing a stem are one concept: aliases that name the object alone and then restate it
+    # as an "action" ("caching" beside "cache layer") cover no action; a distinct action does
+    (["caching", "cache layer", "cache"], False), (["cache layer", "caching"], False), (["cache", "caching layer"], False),
+    (["logging", "log format"], False), (["validations", "validate"], False), (["naming", "names"], False),
+    (["cache api responses", "response cache"], True), (["use redis for caching"], True),
+    (["plain text logs", "log format"], True), (["store responses in redis", "caching"], True),
+])
+def test_aliases_restating_the_object_are_no_action(aliases, ok):
+    assert aliases_cover_decision("缓存层", "接口响应统一加缓存层", "", aliases) is ok
+
+
+@pytest.mark.parametrize("a,b,same", [
+    ("caching", "cache", True), ("cached", "caches", True), ("validation", "validate", True), ("naming", "names", True),
+    ("logging", "logs", True), ("pagination", "paginated", True), ("deployment", "deploy", True),
+    ("cache", "layer", False), ("user", "use", False), ("test", "text", False),
+])
+def test_alias_concepts_by_stem(a, b, same):
+    assert (M.concept(a) == M.concept(b)) is same
+
+
 @pytest.mark.parametrize("text,claims", [
     ("TOML was chosen by the assistant; it is decided.", True), ("已决定换成 TOML", True),
     ("The assistant recommends Redis.", True), ("Open question, not decided yet.", False),

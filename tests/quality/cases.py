@@ -12,6 +12,8 @@ repair request must carry; `violation` an extraction contract rule sent to the o
 A kept candidate's `lasting` (when set) is the standing the evidence gives it: True = stored `hard`
 + `always` whatever the model proposed, False = `soft` + `on_match`.
 
+`round_one_wrong=True` marks a round-two case (issue #19, generalization) that the round-one
+evidence gate got wrong, measured the same way against that gate's code.
 `careless=True` marks a case the validator before the semantic gate got wrong (it stored the
 wrong candidate, or missed the refusal the case names; measured by running the corpus against
 that code: every flagged case and no other fails there); `trap=True` marks a legitimate form a naive marker matcher would refuse
@@ -62,6 +64,7 @@ class Case:
     careless: bool = False
     trap: bool = False
     legit: bool = False
+    round_one_wrong: bool = False  # the round-one evidence gate got it wrong (measured against its code)
     repair: tuple[Cand, ...] | None = None
     consolidate: dict = field(default_factory=dict)
     consolidation_rule: str | None = None
@@ -590,7 +593,7 @@ CASES: tuple[Case, ...] = (
     adopt("e19-zh-adopt-settled", "zh", "建议所有对外接口统一加上请求 ID。", "行，就这么定", D, "请求 ID",
           "所有对外接口统一加上请求 ID", aliases=("add request ids to public APIs",), legit=True, lasting=True),
     one("e19-zh-sequence-then", "zh", "写文档的时候先给例子再讲原理。", P, "文档结构", "写文档时先给例子再讲原理",
-        legit=True, lasting=False),
+        legit=True, lasting=True),  # "…的时候" is a recurring condition: lasting (round two)
     one("e19-zh-for-now-then-see", "zh", "先用内存队列顶着再说。", D, "消息队列", "用内存队列", aliases=("use in-memory queue",),
         expect="one_off_scope"),
     adopt("e19-adopt-module-only", "en", "I suggest enabling strict mode in tsconfig for the whole repo.",
@@ -613,6 +616,99 @@ CASES: tuple[Case, ...] = (
     one("e19-discussion-weighing", "en",
         "I'm weighing Kafka against NATS for the event bus; let's talk it through next time.", X, "event bus",
         "Open: Kafka or NATS for the event bus", "I'm weighing Kafka against NATS for the event bus", legit=True),
+    # ------------------------------------------------------------------ issue 19, round two: generalization
+    # One mechanism per group (docs/memory.md, "Reading across clauses"), our own sentences in other
+    # domains, each beside the look-alike that must still be refused. Written for the mechanisms the
+    # lead described from the sealed set's failures, never with their words.
+    one("r2-en-contracted-negated-limit", "en",
+        "This isn't only for the search page — every list view supports keyboard navigation.", D,
+        "keyboard navigation", "Every list view supports keyboard navigation.",
+        "every list view supports keyboard navigation", legit=True, lasting=True, round_one_wrong=True),
+    one("r2-en-stated-limit", "en", "It's only for the launch page — inline the critical CSS.", P, "critical CSS",
+        "Inline the critical CSS.", expect="one_off_scope", round_one_wrong=True),
+    one("r2-en-fronted-reason", "en", "I review most of these diffs on a tablet, so wrap prose at 80 columns.", P,
+        "prose wrapping", "Wrap prose at 80 columns.", legit=True, round_one_wrong=True),
+    one("r2-zh-reason-time-limit", "zh", "今天我用手机看，所以回复里别放表格。", P, "回复格式", "回复里别放表格",
+        expect="one_off_scope"),
+    one("r2-en-limit-attribute", "en", "Temporary feature toggles must carry an expiry date.", D, "feature toggles",
+        "Temporary feature toggles must carry an expiry date.", legit=True, lasting=True, round_one_wrong=True),
+    one("r2-zh-limit-attribute", "zh", "临时目录一律在任务结束后清理。", D, "临时目录", "临时目录一律在任务结束后清理",
+        aliases=("clean up temp directories after each job",), legit=True, lasting=True, round_one_wrong=True),
+    one("r2-en-limit-on-the-act", "en", "Add a temporary feature toggle for the beta banner.", P, "feature toggles",
+        "Add a feature toggle for the beta banner.", expect="one_off_scope"),
+    one("r2-en-emphasis-locative", "en", "No exceptions here: every cron job logs when it starts and ends.", D,
+        "cron job logging", "Every cron job logs when it starts and ends.", legit=True, lasting=True,
+        round_one_wrong=True),
+    one("r2-en-bare-here", "en", "Here: log when the cron job starts.", D, "cron job logging",
+        "Log when the cron job starts.", expect="one_off_scope"),
+    one("r2-zh-step-order", "zh", "发起合并请求前先跑一遍单元测试。", P, "合并前测试", "发起合并请求前先跑单元测试",
+        legit=True, round_one_wrong=True),
+    one("r2-zh-negated-xian", "zh", "别先贴代码，先说思路。", P, "回答顺序", "先说思路再贴代码", legit=True,
+        round_one_wrong=True),
+    one("r2-zh-recurring-condition", "zh", "做代码评审的时候先看测试再看实现。", P, "评审顺序", "评审时先看测试再看实现",
+        legit=True, lasting=True, round_one_wrong=True),
+    one("r2-zh-xian-for-now", "zh", "先用 SQLite 凑合一下。", D, "数据库", "用 SQLite", aliases=("use sqlite",),
+        expect="one_off_scope"),
+    Case("r2-en-maintained-description", "en",
+         (t("Release notes are generated from commit messages. Keep it that way.", "OK."),),
+         (c(D, "release notes", "Release notes are generated from commit messages.",
+            u(0, "Release notes are generated from commit messages."), lasting=True),),
+         legit=True, round_one_wrong=True, hits=(("release notes", "release notes"),)),
+    Case("r2-zh-maintained-description", "zh", (t("接口错误码都定义在 errors.go 里。以后也照这个来。", "好的。"),),
+         (c(D, "错误码位置", "接口错误码都定义在 errors.go 里", u(0, "接口错误码都定义在 errors.go 里。"),
+            aliases=("define error codes in errors.go",), lasting=True),),
+         legit=True, round_one_wrong=True),
+    Case("r2-en-corrected-description", "en",
+         (t("Release notes are written by hand. Automate that.", "OK."),),
+         (c(D, "release notes", "Release notes are written by hand.", u(0, "Release notes are written by hand."),
+            expect="code_fact"),), forbidden=(D,)),
+    one("r2-en-fronted-desire", "en", "for every public API change I want a migration note", P, "migration notes",
+        "Every public API change comes with a migration note.", legit=True, lasting=True, round_one_wrong=True),
+    one("r2-en-fronted-desire-local", "en", "for this API change I want a migration note", P, "migration notes",
+        "API changes come with a migration note.", expect="one_off_scope", round_one_wrong=True),
+    Case("r2-en-lasting-fragment", "en", (t("No vendored binaries in git. Ever.", "OK."),),
+         (c(D, "vendored binaries", "No vendored binaries in git.", u(0, "No vendored binaries in git."),
+            lasting=True),), legit=True, round_one_wrong=True),
+    Case("r2-en-fragment-after-fact", "en", (t("The release build is signed. Always.", "OK."),),
+         (c(D, "release signing", "Sign the release build.", u(0, "The release build is signed."),
+            expect="code_fact"),), forbidden=(D,)),
+    adopt("r2-adopt-relative-later", "en", "I suggest enabling Dependabot for the npm packages.",
+          "sure, and the same for any repo we create later", D, "Dependabot", "Enable Dependabot for npm packages.",
+          legit=True, lasting=True, round_one_wrong=True),
+    adopt("r2-zh-adopt-relative-later", "zh", "建议所有服务都接入统一的配置中心。", "好，回头新建的服务也一样", D,
+          "配置中心", "所有服务都接入统一的配置中心", aliases=("use the central config service for all services",),
+          legit=True, lasting=True, round_one_wrong=True),
+    adopt("r2-adopt-deferred", "en", "I suggest enabling Dependabot for the npm packages.",
+          "sure, we'll wire it up later", D, "Dependabot", "Enable Dependabot for npm packages.",
+          expect="not_confirmed"),
+    one("r2-en-conversation-scope", "en", "For the remainder of our chat, skip the code comments.", P,
+        "code comments", "Skip code comments.", expect="one_off_scope", round_one_wrong=True),
+    one("r2-zh-conversation-scope", "zh", "这轮对话里都不用写注释。", P, "注释", "不用写注释", expect="one_off_scope",
+        round_one_wrong=True),
+    one("r2-zh-every-conversation", "zh", "以后所有对话都不用写客套话。", P, "客套话", "不用写客套话", legit=True,
+        lasting=True),
+    one("r2-en-system-habit", "en", "Cache always expires after an hour.", D, "cache expiry",
+        "Cache entries expire after an hour.", expect="code_fact", round_one_wrong=True),
+    one("r2-zh-system-habit", "zh", "定时任务每天都跑一次全量备份。", D, "全量备份", "每天跑一次全量备份",
+        aliases=("run a full backup daily",), expect="code_fact", round_one_wrong=True),
+    one("r2-zh-system-habit-norm", "zh", "定时任务以后每天都要跑一次全量备份。", D, "全量备份", "每天跑一次全量备份",
+        aliases=("run a full backup daily",), legit=True, lasting=True),
+    one("r2-en-contrast-norm", "en", "Named exports, not default exports.", P, "exports",
+        "Use named exports, not default exports.", legit=True, round_one_wrong=True),
+    one("r2-en-contrast-version", "en", "Java 21, not 17.", D, "Java version", "Use Java 21.", expect="code_fact"),
+    # L. aliases that only restate the object ("caching", "cache layer") are no action, even after the repair
+    Case("r2-zh-alias-restates-object", "zh", (t("接口响应统一加缓存层。", "好的。"),),
+         (c(D, "缓存层", "接口响应统一加缓存层", u(0, "接口响应统一加缓存层"), aliases=("caching", "cache layer"),
+            expect="cjk_decision_needs_english_alias"),),
+         repair=(c(D, "缓存层", "接口响应统一加缓存层", u(0, "接口响应统一加缓存层"), aliases=("cache", "caching layer"),
+                   expect="cjk_decision_needs_english_alias"),),
+         violation="cjk_decision_needs_english_alias", forbidden=(D,), round_one_wrong=True),
+    Case("r2-zh-alias-names-action", "zh", (t("接口响应统一加缓存层。", "好的。"),),
+         (c(D, "缓存层", "接口响应统一加缓存层", u(0, "接口响应统一加缓存层"), aliases=("caching", "cache layer")),),
+         repair=(c(D, "缓存层", "接口响应统一加缓存层", u(0, "接口响应统一加缓存层"),
+                   aliases=("cache api responses", "response cache"), lasting=True),),
+         violation="cjk_decision_needs_english_alias", legit=True, round_one_wrong=True,
+         hits=(("cache api responses", "缓存层"),)),
     # Chinese decisions: the aliases name the action/trade-off, not just the object
     Case("e19-zh-alias-object-only", "zh", (t("认证统一迁到 OAuth2，旧的 session 登录直接下线。", "好的。"),),
          (c(D, "认证方式", "认证统一迁到 OAuth2，旧的 session 登录直接下线", u(0, "认证统一迁到 OAuth2，旧的 session 登录直接下线"),

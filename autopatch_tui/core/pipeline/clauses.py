@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 LASTING = "⟪lasting⟫"
 DEFER = "⟪defer⟫"
+LOCAL = "⟪local⟫"  # a limit carried into a clause from the reason before it (`carry.reason_limit`)
 
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -90,6 +91,7 @@ def normalize(text: str) -> str:
 
 # ------------------------------------------------------------------------------------- masking
 
+_NEG_COPULA = r"isn't|aren't|wasn't|weren't|ain't|is not|are not|was not|were not|'s not|'re not"
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p, r in (
     # code spans: words inside backticks are code, not scope or mood
     (r"`[^`]*`", " code "),
@@ -101,15 +103,27 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
      r"forward|the next (?:release|version|sprint))(?: on(?:wards?)?| forward| out)?\b"
      r"|\bstarting (?:today|now|from (?:today|now|here)|with (?:this|the next) \w+)\b"
      r"|\b(?:as of|in|with|from) (?:this|the next) (?:release|version|major|minor)(?: on(?:wards?)?)?\b", LASTING),
-    # a negated limit: "not just for this PR", "not only here", "this isn't a one-off"
-    (r"\bnot (?:only|just|merely|simply|solely)\b[^,.;:!?]{0,40}", LASTING),
-    (r"\b(?:isn't|is not|not) (?:a |just a )?(?:one[- ]off|one[- ]time(?: thing| exception)?|temporary|a "
-     r"temporary thing|just (?:for )?(?:now|today|this time))\b", LASTING),
+    # a negated limit, plain, contracted or copular: "not just for this PR", "this isn't only for the
+    # login page", "that's not merely a style thing", "it ain't a one-time thing"
+    (r"\b(?:not|" + _NEG_COPULA + r")\s+(?:only|just|merely|simply|solely|exclusively)\b[^,.;:!?]{0,40}", LASTING),
+    (r"\b(?:not|" + _NEG_COPULA + r")\s+(?:meant as |intended as )?(?:a |just a |only a )?(?:one[- ]off|"
+     r"one[- ]time(?: thing| exception| deal)?|temporary(?: thing| measure| rule)?|a temporary thing|"
+     r"just (?:for )?(?:now|today|this time))\b", LASTING),
     # universality: "even for one-line fixes", "regardless of the size"
     (r"\b(?:even (?:for|in|on|when|if|with|during|inside)|regardless of|no matter)\b[^,.;:!?]{0,40}", LASTING),
     (r"\b(?:remember|note) (?:this|that)\b|\b(?:keep|bear) (?:this|that|it) in mind\b", LASTING),
+    # emphasis: no exception admitted, and the locative of the emphasis with it ("no exceptions
+    # here", "zero excuses on this one", "这里没有例外"): an emphasis says the rule holds, never where
+    # (heading its clause or after a comma, not a statement's object: "there are no exceptions in the log")
+    (r"(?<![a-z]\s)(?<![a-z])\b(?:no|zero|not a single|not one|without|with no|absolutely no)\s+(?:exceptions?|excuses|ifs|buts|"
+     r"shortcuts|wiggle room|compromises?|special cases)\b(?:\s*(?:here|on (?:this|that)(?: one| point)?|"
+     r"about (?:it|this|that)|whatsoever|at all|to (?:this|that)(?: rule)?))?", LASTING),
+    (r"\b(?:non[- ]?negotiable|not negotiable|not (?:up )?for (?:debate|discussion))\b(?:\s*(?:here|on (?:this|that)"
+     r"(?: one| point)?))?", LASTING),
+    (r"(?:这里|这点|这一点|这件事|这条|这个)?上?\s*(?:没有|没|不接受|不允许|不能有|不存在|不许有|不搞)(?:任何)?例外|无一例外"
+     r"|(?:这里|这点|这一点|这件事|这条|这个)?上?\s*没(?:有)?(?:商量|讨价还价)(?:的)?余地", LASTING),
     # a negated doubt or deliberation is finality: "no maybe about it", "not up for debate", "没得商量"
-    (r"\b(?:no|not a|without (?:a )?)\s*(?:maybe|perhaps|doubt|question|ifs?(?:,? (?:ands|or) buts)?)\b(?: about it)?"
+    (r"\b(?:no|not a|without (?:a )?)\s*(?:maybe|perhaps|doubt|question|ifs?(?:,? (?:ands|or) buts)?)\b(?: about it| here)?"
      r"|\b(?:not (?:up )?for (?:debate|discussion)|non[- ]negotiable|not negotiable|end of (?:the )?(?:discussion|story)|"
      r"no (?:debate|discussion|arguments?))\b", LASTING),
     (r"(?:没得|没什么好|没有什么好|不用|无需|不必|不需要|没有)再?(?:商量|讨论|考虑|犹豫|争论)(?:的)?|毫无疑问|没有疑问|不容置疑", LASTING),
@@ -130,10 +144,52 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
 ))
 
 
+# A limit word as an attribute of the governed thing ("temporary branches must be deleted", "no more
+# one-off scripts", "临时表必须删除") describes what the rule governs, not how long the rule holds.
+# It is the attribute of a generic noun phrase: after a quantifier ("every temporary file", "所有临时
+# 分支") or on a bare plural ("one-off scripts go in scratch/"); before a verb (临时关掉), after "a",
+# "this" or "as a" ("a temporary workaround", "as a one-off"), it limits the clause.
+_EN_LIMIT_ADJ = re.compile(r"\b(?:temporary|one[- ]off|one[- ]time|throw[- ]?away|interim|ad[- ]hoc)\s+(?=[a-z])")
+_EN_QUANTIFIER = frozenset("every each any all no more our your new other such those these".split())
+_EN_SINGLE = frozenset("a an this that as the".split())
+_NOT_PLURAL = re.compile(r"(?:ss|us|is|was|has|does|goes)$")
+_ZH_LIMIT_ATTR = re.compile(
+    r"(?:(?<=所有)|(?<=每个)|(?<=任何)|(?<=凡是)|(?<=全部))(?:的)?(?:临时|一次性)(?:的)?"
+    # the subject of a norm heading its clause: "临时方案必须有对应的 issue" (not a label: "临时方案：…")
+    r"|(?:^|(?<=[，,。：:；;\s]))(?:临时|一次性)(?=(?:方案|措施|办法|修复|补丁)(?![的]?\s*[：:]))"
+    r"|(?:临时|一次性)(?!\s*(?:把|先|用|改|关|开|加|去|删|禁|跳|注释|屏蔽|放|切|换|调|跑|写|打|起|停|不|别|一下|地|处理|应付|顶"
+    r"|凑|绕|方案|措施|办法|修复|补丁|解决|决定|改动|变更|做|搞|弄|性|的\s*(?:[。！!，,]|$)|\s*(?:[。！!，,]|$)))")
+
+
+def _attribute(m: re.Match[str]) -> str:
+    before = m.string[:m.start()].split()
+    prev = before[-1] if before else ""
+    if prev in _EN_QUANTIFIER:
+        return ""
+    if prev in _EN_SINGLE or (len(before) > 1 and before[-2] in ("as", "is", "'s") and prev in ("a", "an")):
+        return m.group(0)
+    nxt = m.string[m.end():].split()[:2]
+    return "" if any(w.endswith("s") and not _NOT_PLURAL.search(w) for w in nxt) else m.group(0)
+
+
+_CJK = re.compile("[\u3400-\u9fff]")
+_LATIN = re.compile("[a-z]")
+# each mask with the script it reads (a text without that script skips it)
+_SCRIPTED = tuple((pattern, f" {repl} " if repl.isascii() or repl in (LASTING, DEFER) else repl,
+                   bool(_CJK.search(pattern.pattern)), bool(re.search(r"\\b|[a-z]{3}", pattern.pattern)))
+                  for pattern, repl in _MASKS)
+
+
 def mask(text: str) -> str:
     """`text` (normalized) with the misleading phrases rewritten (module doc)."""
-    for pattern, repl in _MASKS:
-        text = pattern.sub(f" {repl} " if repl.isascii() or repl in (LASTING, DEFER) else repl, text)
+    cjk, latin = bool(_CJK.search(text)), bool(_LATIN.search(text))
+    for pattern, repl, zh, en in _SCRIPTED:
+        if (zh and cjk) or (en and latin) or not (zh or en):
+            text = pattern.sub(repl, text)
+    if latin:
+        text = _EN_LIMIT_ADJ.sub(_attribute, text)
+    if cjk:
+        text = _ZH_LIMIT_ATTR.sub("", text)
     return " ".join(text.split())
 
 
@@ -142,14 +198,24 @@ _REASON_TAIL = re.compile(
     r"[,，]?\s*\b(?:because|cause|cuz|coz|since(?! (?:\d|v\d|version|release|yesterday|last|the last|then))|"
     r"so that|in order to|as otherwise|otherwise|given that|due to|to avoid|to prevent)\b.*$"
     r"|[，,]?\s*(?:因为|由于|以免|免得|否则|不然|省得|以防|为了避免).*$")
-_REASON_HEAD = re.compile(r"^(?:(?:because|since|given that|due to|to avoid|to prevent)\s|因为|由于|为了)[^,，]*[,，]\s*")
+_REASON_HEAD = re.compile(
+    r"^(?:(?:because|since|given that|due to|to avoid|to prevent|now that|seeing (?:as|that))\s"
+    r"|as (?=(?:i|i'm|we|we're|you|they|he|she|it|the|our|my|your|their|half|most|some|many|all|this|these|that|"
+    r"those|everyone|nobody|people)\b)|因为|由于|为了|既然|鉴于)[^,，]*[,，]\s*")
+
+
+def reason_head(text: str) -> tuple[str, str]:
+    """(`text`'s fronted reason, the rest): "since these run from cron, log to syslog" → ("since
+    these run from cron,", "log to syslog"); ("", text) when it has none."""
+    head = _REASON_HEAD.match(text)
+    if head and head.end() < len(text):
+        return text[:head.end()], text[head.end():]
+    return "", text
 
 
 def main_part(text: str) -> str:
     """`text` (normalized, masked) without its reason and purpose clauses."""
-    head = _REASON_HEAD.match(text)
-    if head and head.end() < len(text):
-        text = text[head.end():]
+    text = reason_head(text)[1]
     stripped = _REASON_TAIL.sub("", text).strip()
     return stripped or text
 
@@ -229,4 +295,36 @@ def segments(text: str, quote: str | None = None) -> tuple[Segment, ...]:
     return tuple(out)
 
 
-__all__ = ["DEFER", "LASTING", "Segment", "commas", "main_part", "mask", "normalize", "segments"]
+@functools.lru_cache(maxsize=512)
+def _turn_spans(text: str) -> tuple[tuple[int, int, int], ...]:
+    return tuple(_spans(text[:MAX_TEXT]))
+
+
+def _segment(text: str, a: int, b: int, sentence: int) -> Segment | None:
+    raw = text[a:b].strip(" \t,，")
+    return Segment(raw, mask(normalize(raw)), a, b, sentence) if raw else None
+
+
+def adjacent(text: str, first: Segment, last: Segment) -> list[tuple[Segment, str, bool]]:
+    """The segments of `text` right before `first` and right after `last` when they belong to
+    another sentence: (segment, the text between them, True for the one after). Only these two
+    are normalized and masked, whatever the length of the turn."""
+    if last.end > MAX_TEXT:
+        return []
+    spans = _turn_spans(text)
+    out: list[tuple[Segment, str, bool]] = []
+    i = next((k for k, (a, b, _) in enumerate(spans) if a <= first.start < max(b, a + 1)), None)
+    if i is not None and i > 0 and spans[i - 1][2] != spans[i][2]:
+        seg = _segment(text, *spans[i - 1])
+        if seg:
+            out.append((seg, text[seg.end:first.start], False))
+    j = next((k for k, (a, b, _) in enumerate(spans) if a < last.end <= b), None)
+    if j is not None and j + 1 < len(spans) and spans[j + 1][2] != spans[j][2]:
+        seg = _segment(text, *spans[j + 1])
+        if seg:
+            out.append((seg, text[last.end:seg.start], True))
+    return out
+
+
+__all__ = ["DEFER", "LASTING", "LOCAL", "Segment", "adjacent", "commas", "main_part", "mask", "normalize",
+           "reason_head", "segments"]

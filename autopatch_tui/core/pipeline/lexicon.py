@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from autopatch_tui.core.pipeline.clauses import DEFER, LASTING
+from autopatch_tui.core.pipeline.clauses import DEFER, LASTING, LOCAL
 
 _B, _E = r"(?<![a-z0-9_'])", r"(?![a-z0-9_])"  # word edges for English (a Chinese text has none)
 
@@ -26,13 +26,18 @@ def rx(*parts: str) -> re.Pattern[str]:
 
 # ------------------------------------------------------------------------------ scope
 
+# a recurring condition: "部署的时候…", "写文档的时候…" (not a finished or past one: "改完的时候", "刚才…的时候")
+ZH_RECURRING = r"(?:^|[，,：:；;])(?:(?!刚才|刚刚|上次|昨天|那次|这次|今天|完|了|好了)[^，。,])+的时候"
+
 # A lasting scope: the clause says it holds from now on, everywhere, for every case.
 LASTING_SCOPE = rx(
+    ZH_RECURRING,
     re.escape(LASTING),
     en(r"always", r"never", r"from now on", r"going forward", r"moving forward", r"henceforth", r"hereafter",
        r"(?:in|for) (?:the )?future", r"for future \w+", r"every ?time", r"each time", r"whenever", r"wherever",
        r"every(?:thing|where|one)?", r"all (?:new|future|our|of our|the|\w+s)", r"any (?:new|future)", r"for (?:all|each)",
-       r"each (?!of\b|other\b)\w+",
+       r"each (?!of\b|other\b)\w+", r"(?:for|to|on|in|with|at) any(?:thing|one|body)?\b", r"^any \w+",
+       r"(?:for|on|in|to|with|across) new [a-z]+",  # "on new pages", "in new code": every future one
        r"by default", r"as a (?:rule|default|standard|convention|policy)", r"at all times", r"ever again", r"ever",
        r"across (?:the )?(?:board|project|repo|repository|codebase|code base|services|stack|org|company|team)",
        r"(?:project|repo|codebase|org|company|team)[- ]wide", r"any ?more", r"no longer", r"for good",
@@ -67,7 +72,9 @@ _LOCAL_NOUNS = (r"patch(?:es)?|diffs?|prs?|pull requests?|mrs?|merge requests?|c
                 r"conversation|chat|thread|discussion|review|helper|handler|service|folder|directory|dir|repo "
                 r"branch|hotfix|workaround|draft|revision|attempt|try|experiment|spike|prototype|poc")
 LOCAL_SCOPE = rx(
+    re.escape(LOCAL),
     en(r"(?:just |only )?(?:this|that) (?:time|once|one time)", r"just once", r"for once", r"one[- ]off",
+       r"one[- ]time(?! (?:passwords?|passcodes?|codes?|tokens?|pins?|keys?|pads?|links?|secrets?)\b)",
        r"one[- ]time (?:thing|exception|change|fix)", r"today", r"tonight", r"tomorrow", r"for now", r"right now",
        r"just now", r"for the moment", r"at the moment", r"for the time being", r"in the meantime", r"meanwhile",
        r"temporar(?:y|ily)", r"for a (?:while|bit)", r"(?:just|only) (?:here|now|for now|for today)",
@@ -75,9 +82,13 @@ LOCAL_SCOPE = rx(
        r"|the current|the present|this particular|this one|your next)(?: \w+)?? (?:" + _LOCAL_NOUNS + r")",
        r"(?:this|these|the current) (?:\w+ )?(?:" + _LOCAL_NOUNS + r")",  # not "that": "a hook that runs"
        r"in your (?:next )?(?:answer|reply|response|message)", r"(?:in )?here", r"right here", r"over here",
-       r"for the rest of (?:the |this |today|the day)", r"while (?:we|i|you)(?:'re|'m)?"),
+       r"for the (?:rest|remainder) of (?:the|this|our|my|today|tonight|the day)(?: \w+)?", r"while (?:we|i|you)(?:'re|'m)?",
+       # a limit stated of the request itself ("this is only for the staging push"), a throwaway thing
+       r"(?:this|that|it)(?:'s| is| was) (?:only|just|solely|purely|merely|strictly) (?:for|about|meant for)",
+       r"throw[- ]?away", r"interim", r"ad[- ]hoc"),
     r"这次|本次|此次|这回|这一次|这一回|今天|今晚|明天|这周|本周|这两天|这几天|这段时间|这阵子|眼下|暂时|临时|暂且|姑且|先这样"
-    r"|下不为例|仅此一次|就这一次|这里|这儿|此处|这处|这一处|这行|这一行|演示|demo"
+    r"|下不为例|仅此一次|就这一次|(?:只是|仅仅是|仅是|只)(?:为了|针对|用于)|这里|这儿|此处|这处|这一处|这行|这一行|演示|demo"
+    r"|(?:这一?轮|本轮|这场|本场|这段|这次|本次|此次|当前|这个)\s*的?\s*(?:对话|会话|聊天|交流|问答|沟通)"
     r"|(?:这个|这份|这段|这条|这些|本|该|当前)\s*(?:文件|函数|方法|类|模块|补丁|pr|mr|提交|commit|分支|测试|用例|bug|问题|回答"
     r"|回复|对话|会话|脚本|片段|接口|页面|任务|版本|迭代|需求|改动|变更|地方|循环|查询|组件|步骤|功能|服务|目录|diff)",
 )
@@ -88,10 +99,21 @@ EVENT_SCOPE = rx(
        r"this |today's |tomorrow's )?(?:demo|launch|release|deadline|freeze|cutover|presentation|meeting|"
        r"hotfix|incident|outage|rollout|go[- ]live|code freeze|audit)"),
     r"(?:发版|上线|发布|演示|冻结|封版|交付|验收|答辩)(?:之前|前|以前|期间)|直到|(?<![a-z])等[^，。,]{1,12}(?:之后|以后|再)"
-    r"|[^，。,]{1,10}(?:之前|以前)先",
+    # "这个 bug 修完之前先别发版": before a finished or named event (not "合并之前先 rebase", a step order)
+    r"|(?:这|那|该|本)[^，。,]{0,10}(?:之前|以前)先|(?:完|好|结束|搞定|落地|修复)(?:之前|以前)先",
 )
+
 # "先…" (for now, first) is one-off unless it starts a sequence ("先写测试再写实现"); compounds are not it.
-XIAN = re.compile(r"(?<![首优预原事祖领率抢争事])先(?!生|进|前|例|锋|导|驱|天|行|后|于|把|头)")
+XIAN = re.compile(r"(?<![首优预原事祖领率抢争事])(?<!不用)(?<!不要)(?<![别])(?<!不必)(?<!无需)(?<!没必要)(?<!用不着)"
+                  r"先(?!生|进|前|例|锋|导|驱|天|行|后|于|把|头)")
+XIAN_NEGATED = re.compile(r"(?:不用|不要|别|不必|无需|没必要|用不着)[^，。,]{0,3}先")
+# a report of what was done: a past time word and a perfective 了 ("刚才部署的时候先跑了一遍冒烟测试")
+ZH_PAST = re.compile(r"(?:刚才|刚刚|昨天|前天|上次|上周|之前|早就|已经)[^，。]*?了|[\u4e00-\u9fff]了(?:一|两|几)(?:遍|次|下|轮)")
+# a statement limiting the request it comments on: "this is only for the staging push", "这只是为了这次演示"
+LIMIT_STATEMENT = re.compile(r"^(?:(?:this|that|it)(?:'s| is| was) (?:only|just|solely|purely|merely|strictly)\b"
+                             r"|(?:这|这个|这些|那)?(?:只是|仅仅是|仅是|就是)(?:为了|针对|用于)?)")
+# 先 after a condition is a step order ("提交前先跑 lint", "部署的时候先跑冒烟测试"), not "for now"
+XIAN_CONDITION = re.compile(r"(?:前|之前|以前|时|时候|之后|后)\s*[,，]?\s*先")
 # a clause-final 再说/再看看 defers ("先用 SQLite 跑起来再说"); followed by an object it is the sequence's
 # second step ("先列 blocking issues 再说 nit")
 XIAN_SEQUENCE = re.compile(r"再(?!(?:说|看看|议|讨论|决定|商量)(?:吧|呗)?\s*(?:[,，。!！?？]|$))|然后|之后|接着|随后")
@@ -105,6 +127,7 @@ EN_LEAD = re.compile(
     r"anyways|ugh|look|listen|fine|yo|hi|hello|srsly|oh and|one thing|quick note|note|fyi|"
     r"by the way|for your info|one more thing|honestly|seriously|really|actually|again|in my opinion|"
     r"to be honest|personally|i (?:think|believe|feel)(?: that)?|guys|folks|team|" + re.escape(LASTING) + r"|"
+    + re.escape(LOCAL) + r"|"
     r"always|never|generally|in general|from now on|going forward|moving forward|henceforth|by default|"
     r"as a rule|(?:in|for) (?:the )?future|everywhere|definitely|absolutely|strictly|only|simply|"
     r"(?:just |only )?(?:for now|right now|for the moment|for the time being|today|tonight|this time|once|"
@@ -112,15 +135,15 @@ EN_LEAD = re.compile(
     r"in (?:this|our|the) (?:project|repo|repository|codebase|code base|team)|"
     r"(?:for|in|on|with|across) (?:all|every|each|any|new|our|the) [^,]{1,30},|"
     r"(?:when|whenever|if|once|after|before|while|unless|in|for|on|at|as|with|across) [^,]{1,40},)"
-    r"\s*[,:;!.-]*\s*)+")
+    r"(?![a-z0-9_'])\s*[,:;!.-]*\s*)+")
 ZH_LEAD = re.compile(
     r"^(?:(?:暂时|临时|今天|今晚|明天|这次|本次|此次|这回|这一次|眼下|请|麻烦(?:你|您)?|劳驾|记得|记住|务必|一定(?:要)?|千万(?:要)?|以后|今后|往后|日后|从今以后|从今往后|"
-    + re.escape(LASTING) + r"|都|也|就|还是|直接|统一|一律|全部|全都|尽量|尽可能|最好|永远|始终|总是|每次|默认|咱们|我们"
+    + re.escape(LASTING) + r"|" + re.escape(LOCAL) + r"|首先|先|都|也|就|还是|直接|统一|一律|全部|全都|尽量|尽可能|最好|永远|始终|总是|每次|默认|咱们|我们"
     r"|大家|你|您|所有的?|凡是|另外|还有|然后|对了|顺便|好的?|嗯|那就|那|ok|行|可以|对|是的)[,，、:：\s]*)+")
 
 # An imperative head: a base-form verb of giving instructions (any domain).
 BASE_VERBS = frozenset("""
-use add write keep put run make avoid prefer stop start skip include exclude remove delete drop rename move split merge
+apply use add write keep put run make avoid prefer stop start skip include exclude remove delete drop rename move split merge
 squash rebase commit push pull tag release deploy ship pin lock bump upgrade downgrade update migrate switch replace
 convert format lint test check validate verify ensure document comment annotate type log print raise throw catch handle
 return wrap name call prefix suffix indent align sort order group limit cap cache retry reuse refactor extract inline
@@ -139,6 +162,25 @@ consolidate generate regenerate emit produce show display render highlight summa
 show walk state note page ping notify email message cc mention flag escalate alert share publish post send report
 reply quote explain summarize translate lead open close attach upload download back up backup restore archive
 """.split())
+# Closed-class words that never head an imperative: prepositions, conjunctions, interjections,
+# pronouns, determiners, time and degree adverbs. An open-class word heading a clause and followed
+# by an object (`OBJECT_START`) is an imperative even when BASE_VERBS lacks it ("narrate each step").
+FUNCTION_WORDS = frozenset("""
+about above after against along amid among around at before behind below beneath beside besides between beyond but
+by despite down during except for from in inside into like near of off on onto out outside over past since through
+throughout till to toward towards under underneath unless until up upon via with within without and or nor so yet
+because although though whereas whether if once while when whenever where wherever what which who whom whose why how
+i me my mine we us our you your he him his she her it its they them their this that these those here there
+a an the some any no every each all both either neither half most many much more less few several enough such
+yes yeah yep no nope ok okay hey hi hello oh ah uh um hmm wow oops sorry thanks thank please great nice cool fine
+sure well anyway also just only even still already again too very really quite rather almost maybe perhaps
+weird strange funny odd interesting crazy awesome glad sad bummer shame pity surprising amazing reminder ps note
+now then today tonight tomorrow yesterday soon later earlier recently lately sometimes often usually never always
+not don't doesn't didn't won't can't isn't aren't wasn't weren't done kinda sorta btw
+is are was were be been being am do does did have has had will would can could should shall may might must
+""".split())
+OBJECT_START = frozenset("the a an each every all any my our your this these those it them its their his her".split())
+
 # Verbs of a comment that carries no proposition of its own ("not sure yet", "let's see", "idk")
 COMMENT_VERBS = frozenset("be do have know see think guess sure get".split())
 
@@ -148,6 +190,15 @@ FINITE = frozenset("""
 is are was were 's has have had does do did will would can could should must may might shall isn't aren't wasn't
 weren't hasn't haven't doesn't don't didn't won't can't cannot goes contains lacks sits seems looks happens exists
 depends belongs means""".split())
+
+# A prepositional or conditional phrase fronted without a comma, before the subject of a desire, a
+# commitment or an instruction: "for every new endpoint I'd like an example", "on new pages I want …"
+EN_FRONTED = re.compile(r"^(?:for|on|in|with|across|at|inside|within|under|during|when|whenever|after|before|while|"
+                        r"throughout|to|if)\s[^,]{1,60}?\s(?=(?:i|we|you)(?:'d|'ll|'re|'m)?\s)")
+EN_QUANTIFIED = re.compile(r"\b(?:all|every|each|any|new|future)\b")
+# frequency adverbs: between a noun and its verb they mark a statement ("lint always runs first")
+FREQUENCY = frozenset("always never usually often sometimes normally typically generally still already "
+                      "automatically currently rarely seldom constantly regularly occasionally".split())
 
 EN_PROHIBITION = re.compile(r"^(?:don't|do not|never|no more|stop|avoid|quit|refrain from|no need to)\b"
                             r"|^no (?!problem|worries|idea|way|thanks|thank|doubt|objection)[a-z]")
@@ -196,7 +247,8 @@ EN_MODAL = re.compile(
     r"a must|off[- ]limits|a no[- ]go)\b|\b(?:is|are) not (?:ok|acceptable)\b|\bnot allowed\b")
 # a norm over a quantified subject: "Every public endpoint needs an example", "each PR gets two reviews"
 # ("Every handler logs to stdout" states a fact: only verbs of requirement make the norm)
-EN_NORM = re.compile(r"^(?:every|each|all|any)\b[^,]*?\b(?:needs?|requires?|gets?|deserves?)\b(?! to be (?:done|fixed))")
+EN_NORM = re.compile(r"^(?:every|each|all|any)\b[^,]*?\b(?:needs?|requires?|gets?|deserves?)\b(?! to be (?:done|fixed))"
+                     r"|^[^,]*?\b(?:always|never) (?:needs?|requires?|gets?)\b")
 # a verbless norm: a short noun phrase under a constraint ("One assertion per test.", "Tabs over
 # spaces.", "Max 100 chars per line."); a verbless phrase without one is a label or a fact
 EN_VERBLESS_NORM = re.compile(r"\b(?:per|max|maximum|min|minimum|at most|at least|no more than|instead of|over|"
@@ -214,7 +266,7 @@ EN_INFO = re.compile(
 EN_QUESTION_START = re.compile(
     r"^(?:what|how|why|which|where|when|who|whom|whose|is|are|am|was|were|does|do|did|has|have|had|should|shall|"
     r"can|could|would|will|may|might|isn't|aren't|doesn't|don't|won't|wouldn't|shouldn't|any idea)\b")
-EN_INVERSION = re.compile(r"^(?:do|does|did|is|are|was|were|can|could|should|shall|will|would|have|has|may|might|"
+EN_INVERSION = re.compile(r"^(?!do (?:it|this|that|them|so|such)\b)(?:do|does|did|is|are|was|were|can|could|should|shall|will|would|have|has|may|might|"
                           r"must|am)\s+(?:we|you|i|it|they|he|she|this|that|there|the|our|your|these|those)\b")
 EN_WH_START = re.compile(r"^(?:what|how|why|which|where|who|whom|whose)\b")
 QUESTION_TAG = re.compile(
@@ -233,6 +285,8 @@ EN_UNDECIDED = rx(
        r"hold off", r"not now", r"not yet", r"maybe later", r"decide later"),
     r"(?:^|\b(?:decid\w*|sure|know|wonder\w*|discuss\w*|consider\w*|question|ask\w*|think\w*|debat\w*|unclear|"
     r"figure out)\b[^.?!]{0,40})\bwhether\b",
+    # an indirect question with "if" after a verb of doubt: "I wonder if X is better", "not sure if we need it"
+    r"\b(?:wonder\w*|not sure|unsure|don't know|do not know|undecided)\s+if\b",
 )
 EN_HEDGE = rx(en(
     r"maybe", r"perhaps", r"possibly", r"probably", r"likely", r"unlikely", r"might", r"could (?:try|be|maybe|also|"
@@ -244,8 +298,13 @@ EN_HEDGE = rx(en(
     r"i reckon", r"kind of want", r"sort of want", r"not sure"))
 
 ZH_PROHIBITION = r"不要|别(?![人的处名])|不许|不准|禁止|不得|(?<![a-z])勿|不可以|不能|不用|无需|不必|避免|杜绝|少用|别再|不要再"
+# a manner adjective with 点 is an imperative: "简短点", "说具体一点"
+ZH_MANNER = (r"(?:简短|简洁|简单|详细|具体|快|慢|短|少|多|清楚|直接|礼貌|正式|随意|认真|仔细|小心|精简|通俗|直白|客气|干脆)"
+             r"一?点儿?(?:吧|哈|啊|呀)?\s*$")
 ZH_DIRECTIVE = re.compile(
-    ZH_PROHIBITION + r"|先不|暂不|先别|暂时不|先这样|先(?:用|写|跑|做|加|把|改|关|开|跳过|忽略|给)"
+    ZH_MANNER + r"|" + ZH_PROHIBITION + r"|先不|暂不|先别|暂时不|先这样|先(?:用|写|跑|做|加|把|改|关|开|跳过|忽略|给)"
+    # a step order heading a clause or after its condition: "每当引入新依赖，先检查许可证"
+    r"|(?:^|[，,：:]|前|时候?|后)\s*(?:首先|先)(?!生|进|前|例|锋|导|驱|天|行|后|于|头|是)(?=\s*[\u4e00-\u9fffa-z])"
     r"|把[^，。,]{1,20}?(?:改|换|调|设|关|开|删|去掉|加|放|写|拆|合|升|降|切)|请|务必|必须|一定要|千万|应该|应当|一律|统一|都要|都得|都用|就用|就选|就按|改用|改成|改为|换成|记住|记得|别忘了"
     r"|尽量|尽可能|最好|优先|坚持|沿用|保持|不再|我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|需要你|讨厌|不喜欢|受不了)"
     r"|希望你|你(?:要|得|必须|应该)|(?:我们|咱们)(?:以后|今后|统一|一律|都|就|决定|会|将|准备|要|不再|不用|改用|用(?!的)|不?打算"
@@ -262,6 +321,11 @@ ZH_VERB_HEAD = re.compile(
     r"|拆分|把|按|按照|遵循|遵守|检查|回答|回复|输出|打印|记录|命名|放|放在|引入|升级|降级|迁移|固定|锁定|标注|注明|说明|列出|给出"
     r"|提供|附上|带上|返回|处理|捕获|校验|验证|切到|切换到|迁到|选用|走|上|接入|部署|发布|打包|编译|做|先给|先写|先跑|给出|显示|展示"
     r"|引用|注释|缩进|格式化)")
+# a habit of the system stated with a frequency adverb after its subject: "nightly 任务每天都跑两遍",
+# "构建总是先跑 lint" — a statement, whatever verb follows, unless a norm word makes it a rule
+ZH_HABIT = re.compile(r"^(?!你|您|我们|咱们|以后|今后|请)[^，,。；;]{0,15}[^，,。；;里中上下内外时前后间](?:每天|每晚|每周|每月|每小时"
+                      r"|向来|一向|通常|平时|经常|往往|老是)")  # a subject, not a place; 一直/总是 also make norms ("回复一直用中文")
+ZH_NORM = re.compile(r"请|必须|务必|一律|统一|要|得|应该|应当|别|不要|不许|不准|禁止|记得|记住|以后|今后|" + re.escape(LASTING))
 ZH_PREFERENCE = re.compile(r"我(?:们)?(?:想要|希望|要求|喜欢|更喜欢|偏好|倾向于?|习惯|讨厌|不喜欢|受不了)|希望你")
 ZH_INFO = re.compile(r"^(?:请)?(?:告诉我|解释|说明一下|讲讲|介绍一下|帮我看看|看一下|查一下|我想知道|我想了解|我想问|能解释|解释一下"
                      r"|说说|讲一下|分析一下)")
@@ -308,7 +372,8 @@ AFFIRMATIVE = rx(
        r"go with", r"go for it", r"works for me", r"that works", r"fine by me", r"fine with me", r"fair enough",
        r"makes sense", r"love it", r"like it", r"nice", r"great", r"cool", r"deal", r"approved?", r"accept(?:ed)?",
        r"as you (?:said|suggested|proposed)", r"your way", r"i'm in", r"on board", r"i'm (?:ok|fine) with",
-       r"\+1", r"affirmative", r"continue", r"yes please", r"thanks", r"(?:that's|that is|it's|sounds) fine", r"fine"),
+       r"\+1", r"affirmative", r"continue", r"yes please", r"thanks", r"(?:that's|that is|it's|sounds) fine", r"fine",
+       r"good"),
     r"👍|✅|好|行|可以|可|没问题|同意|赞同|赞成|就这么办|就这么做|就这么定|就这样|按你说的|照你说的|听你的|依你|没毛病|妥|对|嗯|是的|采纳|批准"
     r"|就按|就用这个|继续|成",
 )
@@ -319,13 +384,27 @@ NOT_CONFIRMED = rx(
        r"\w+|what we have) (?:as (?:is|it is)|unchanged|the same)", r"leave (?:it|things) (?:as is|alone|be)",
        r"later", r"let me (?:think|check|sleep|get back|ask|run it by|talk)", r"i'll think", r"think (?:about it|it over)",
        r"sleep on it", r"check with", r"run it by", r"ask (?:the team|my lead|around|my manager)", r"get back to you",
-       r"hold off", r"wait", r"revisit", r"come back to", r"on hold", r"next week", r"not sure", r"unsure",
+       r"hold off", r"wait", r"revisit", r"come back to", r"on hold", r"not sure", r"unsure",
+       # a deferral to a later time: "next sprint", "tomorrow", "some other time"
+       r"(?<!for the )(?<!for )next (?:week|sprint|month|quarter|year|release|iteration|cycle|time)", r"tomorrow",
+       r"(?:another|some other) time", r"after the (?:release|launch|freeze|holidays)",
        r"(?:absolutely|definitely|certainly|of course|surely|hell) (?:not|no)", r"no way", r"not[.!]*$",
        r"maybe", r"perhaps", r"probably", r"i don't know", r"doubt", r"skeptical", r"hesitant", r"i guess"),
     r"(?:^|[，,]\s*)(?:不|别|算了|不用|不要|不行|不同意|否|还是不|先不|不必|没必要|等等|等一下)|算了|保持原样|维持现状|不用改|别改|不要改|还是用原来的"
-    r"|回头|再说|再看|再议|想想|考虑|商量|问问|晚点|先放着|明天再|下周再|不确定|也许|(?<!尽)可能|大概|或许|不一定|说不定|纠结|"
+    r"|回头|再说|再看|再议|想想|考虑|商量|问问|晚点|先放着|不确定"
+    r"|(?:明天|下周|下次|下回|下个月|下个版本|改天|过两天|过几天|晚些|有空|等[^，。,]{1,8})再|也许|(?<!尽)可能|大概|或许|不一定|说不定|纠结|"
     + re.escape(DEFER),
 )
+
+# "later" / 以后 inside a noun phrase is no deferral: "the same for every crate we create later",
+# "all repos created later", "以后新建的服务也一样", "回头新加的接口也按这个来"
+ATTRIBUTIVE_LATER = re.compile(
+    r"\b(?:every|all|any|each|the|new|future|other|those|these|whatever|whichever)\s+(?:[a-z-]+\s+){0,2}?(?:"
+    r"(?:(?:that|which|who)\s+)?(?:we|you|i|they|people|anyone|someone)(?:'ll|\s+will)?\s+[a-z-]+"
+    r"|(?:that|which|who)\s+(?:get\s+|are\s+|is\s+)?[a-z-]+|[a-z-]+ed)(?:\s+(?:up|out|in))?\s+later(?:\s+on)?\b"
+    r"|\b[a-z-]+s\s+(?:(?:that|which|who)\s+(?:get\s+|are\s+|we\s+|you\s+|they\s+)?[a-z-]+|[a-z-]+ed)"
+    r"(?:\s+(?:up|out|in))?\s+later(?:\s+on)?\b"
+    r"|(?:以后|之后|回头|后面|后续|将来|今后|日后)再?[^，。,的]{1,8}的(?=\s*[\u4e00-\u9fffa-z])")
 
 # a limit on a confirmation: a time limit, or "only" narrowing it to a place ("this change" in a
 # confirmation is the proposal itself, no limit)

@@ -230,6 +230,25 @@ def is_alias_action(term: str) -> bool:
     return False
 
 
+_CONCEPT_SUFFIXES = ("ations", "ation", "ings", "ing", "ments", "ment", "ated", "ates", "ate", "ers", "er", "ed", "es",
+                     "s", "e")
+
+
+def concept(term: str) -> str:
+    """The stem an English alias word shares with its morphological variants: "caching", "cache" and
+    "cached" name one concept ("cach"), so do "validation"/"validate", "naming"/"names",
+    "logging"/"logs". A light suffix folding (one suffix, a stem of three letters or more, a doubled
+    final consonant undone): enough to tell that two alias words restate one concept."""
+    t = term
+    for suffix in _CONCEPT_SUFFIXES:
+        if t.endswith(suffix) and len(t) - len(suffix) >= 3:
+            t = t[: -len(suffix)]
+            break
+    if len(t) > 3 and t[-1] == t[-2] and t[-1] not in "aeiousl":
+        t = t[:-1]
+    return t
+
+
 _ALIAS_WORD = re.compile(r"[a-z][a-z0-9_'-]*")
 _VERB_CONTEXT = frozenset("to must should will never always don't not no can shall".split())
 

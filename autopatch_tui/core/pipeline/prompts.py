@@ -18,6 +18,9 @@ PROMPT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
     ("CI 上的任务全是绿的。", None, "refuse: code fact"),
     ("We'll likely move to Bazel.", None, "refuse: hedge"),
     ("要不要换成 MySQL？", None, "refuse: open point (a discussion at most)"),
+    ("Secrets live in Vault. Keep it that way.", "Secrets live in Vault.", "keep, hard/always"),
+    ("For the rest of this chat, skip the disclaimers.", None, "refuse: one-off"),
+    ("The backup job always runs at 2am.", None, "refuse: code fact"),
 )
 
 EXTRACTION_TEMPLATE = """You maintain the long-term project Memory of a code assistant.
@@ -48,7 +51,9 @@ Evidence rules (a program checks every candidate the same way and drops the ones
   information, a bare acknowledgement, or anything only the assistant said.
 - Clause structure decides, not single words: in "X this time, but from now on Y" only Y is a rule; a
   negated limit ("not just this PR", "不只是这次") makes it lasting; a polite request for a lasting
-  behaviour ("could you always …?") is an instruction; a because-clause does not weaken it.
+  behaviour ("could you always …?") is an instruction; a because-clause does not weaken it. A scope
+  word counts in its own clause only ("temporary branches must be deleted" lasts); "always" in a
+  statement about the system is still a code fact.
 - origin "adopted_proposal": the assistant proposed something in an earlier turn and the user's reply
   affirms it (yes, ok, sounds good, let's do that, lgtm, 可以, 行, 就这么办) with no negation, doubt,
   deferral or time limit ("no", "let me think", "maybe later", "ok for this PR only", 算了 do not adopt).

@@ -15,17 +15,21 @@ quote (a proposal, not a question or a report). Word classes live in `lexicon.py
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from autopatch_tui.core.pipeline import carry
 from autopatch_tui.core.pipeline import lexicon as L
 from autopatch_tui.core.pipeline.clauses import (
-    MAX_TEXT,
+    LOCAL,
     Segment,
+    adjacent,
     commas,
     main_part,
     mask,
     normalize,
+    reason_head,
     segments,
 )
 from autopatch_tui.core.pipeline.markers import is_acknowledgement
@@ -64,8 +68,11 @@ class Reading:
         return None
 
 
+_CJK = re.compile("[\u3400-\u9fff]")
+
+
 def _cjk(text: str) -> bool:
-    return any("\u3400" <= ch <= "\u9fff" for ch in text)
+    return bool(_CJK.search(text))
 
 
 def _strip_lead(c: str) -> str:
@@ -79,17 +86,65 @@ def _strip_lead(c: str) -> str:
 
 def _imperative(head: str) -> bool:
     words = head.replace(",", " ").split()
-    if not words or words[0] not in L.BASE_VERBS:
+    if not words:
         return False
+    if words[0] not in L.BASE_VERBS and not _open_verb(words):
+        return False
+    if len(words) > 2 and words[1] in L.FREQUENCY and words[2].endswith("s"):
+        return False  # "lint always runs before the tests": a noun, an adverb, a verb
     return not any(w in L.FINITE for w in words[1:4])
+
+
+def _thing_requested(head: str) -> bool:
+    """A verbless phrase naming one particular thing ("the stack trace", "your plan"), "please" aside."""
+    words = L.EN_PLEASE.sub(" ", head).split()
+    return bool(words) and words[0] in L.DETERMINERS and carry.verbless(" ".join(words[1:]) or "x")
+
+
+_CONTRAST_TAIL = re.compile(r"^(?:not|never|no|instead of|rather than|over|vs\.?|versus|and not)\s")
+
+
+def _terse_norm(content: list[str], moods: list[str]) -> str | None:
+    """The mood of a terse norm across its comma clauses: "Tabs, not spaces." and "Snake case for
+    columns, please." are directives; "The stack trace, please." a one-time request. A version
+    ("Postgres 15, not 14.") or a determiner-led subject ("The staging DB, not prod.") is no norm."""
+    head = _strip_lead(content[0].strip(_TRAIL))
+    rest = [c.strip(_TRAIL) for c in content[1:]]
+    if moods[0] != "declarative" or not rest:
+        return None
+    if any(L.EN_PLEASE.fullmatch(c) for c in rest):
+        if _thing_requested(head):
+            return "question"
+        return "directive" if carry.verbless(head) else None
+    if carry.verbless(head, participle=True) and all(
+            _CONTRAST_TAIL.match(c) and carry.verbless(_CONTRAST_TAIL.sub("", c), participle=True) for c in rest):
+        return "directive"
+    return None
+
+
+def _open_verb(words: list[str]) -> bool:
+    """An open-class word heading the clause before its object: "narrate each step", "memoize the
+    results" (not "sorry the build broke", "builds take long")."""
+    w = words[0]
+    return (len(words) > 1 and words[1] in L.OBJECT_START and w.replace("-", "").isalpha() and w not in L.FUNCTION_WORDS
+            and not w.endswith(("s", "ed", "ing", "ly")))
+
+
+def _unfronted(head: str) -> str:
+    """`head` without a phrase fronted before its subject ("for the CLI I'd prefer click" → "i'd
+    prefer click"; "for all new services we use X" → "we use X for all new services")."""
+    m = L.EN_FRONTED.match(head)
+    if not m:
+        return head
+    rest, fronted = head[m.end():], head[:m.end()].strip()
+    if rest.startswith("we use ") and L.EN_QUANTIFIED.search(fronted):
+        return f"{rest} {fronted}"  # read as "we use X for all …", a commitment
+    return rest
 
 
 def _verbless_norm(head: str) -> bool:
     """A short phrase with no verb and no determiner-led subject, under a constraint word."""
-    words = head.replace(",", " ").split()
-    return (0 < len(words) <= 6 and words[0] not in L.DETERMINERS
-            and not any(w in L.FINITE or w.endswith(("ed", "ing")) for w in words)
-            and bool(L.EN_VERBLESS_NORM.search(head)))
+    return carry.verbless(head) and bool(L.EN_VERBLESS_NORM.search(head))
 
 
 def _decided(c: str) -> bool:
@@ -112,7 +167,7 @@ def _clause_mood(c: str, lasting: bool) -> str:
             body = body.rstrip("?").strip()
     if not body or is_acknowledgement(body):
         return "ack"
-    head = _strip_lead(body)
+    head = _unfronted(_strip_lead(body))
     if _cjk(body):
         return _zh_mood(body, head, ends_q, lasting)
     polite = L.EN_POLITE.match(head)
@@ -134,6 +189,8 @@ def _clause_mood(c: str, lasting: bool) -> str:
         return "preference"
     if L.EN_COMMIT.match(head) or _decided(body):
         return "commitment"
+    if L.EN_PLEASE.search(body) and _thing_requested(head):
+        return "question"  # "the stack trace please": a one-time request for that thing
     if L.EN_MODAL.search(body) or L.EN_PLEASE.search(body) or L.EN_NORM.match(head):
         return "directive"
     return "commitment" if L.LASTING_START.search(body) else "declarative"
@@ -148,6 +205,10 @@ def _zh_mood(body: str, head: str, ends_q: bool, lasting: bool) -> str:
         return "question"
     if L.ZH_PREFERENCE.search(body):
         return "preference"
+    if L.ZH_PAST.search(body):
+        return "declarative"  # a report of what was done
+    if L.ZH_HABIT.search(head if head else body) and not L.ZH_NORM.search(body):
+        return "declarative"
     if L.ZH_DIRECTIVE.search(body) or (L.ZH_VERB_HEAD.search(head) and not L.ZH_COPULA.search(head)):
         return "directive"
     if L.EN_PLEASE.search(body) or L.EN_PROHIBITION.match(head) or _imperative(head):
@@ -167,8 +228,12 @@ def _hedge_only(c: str) -> bool:
 
 
 def _one_off_xian(text: str, lasting: bool) -> bool:
+    """先 as "for now": not in a lasting clause, not a step order ("先写测试再写实现", "提交前先跑 lint"),
+    not negated ("不用先解释背景")."""
     m = L.XIAN.search(text)
-    return bool(m) and not lasting and not L.XIAN_SEQUENCE.search(text, m.end())
+    return (bool(m) and not lasting and not L.XIAN_SEQUENCE.search(text, m.end())
+            and not L.XIAN_CONDITION.search(text, 0, m.end())
+            and not L.XIAN_NEGATED.search(text, 0, m.end()))  # "不要先改代码，先写测试": an order
 
 
 def _segment_question(main: str, lasting: bool) -> str | None:
@@ -189,10 +254,33 @@ def _segment_question(main: str, lasting: bool) -> str | None:
     return "question"
 
 
+def _keeps(text: str) -> bool:
+    """A comma clause of `text` is a directive, a commitment or a preference."""
+    lasting = bool(L.LASTING_SCOPE.search(text))
+    return any(_clause_mood(c, lasting) in KEEPABLE for c in commas(text) or [text])
+
+
+def _main(text: str) -> str:
+    """The part of a segment that carries its meaning: reasons and purposes dropped
+    (`clauses.main_part`), and of "<context>, so <directive>" / "<context>，所以<directive>" the
+    directive — with `LOCAL` in front when the context limits it (`carry.reason_limit`)."""
+    head, rest = reason_head(text)
+    main = main_part(rest)
+    carried = bool(head) and carry.reason_limit(head, main)
+    m = carry.SO.search(main)
+    if m and main[m.end():].strip(_TRAIL):
+        reason, consequent = main[:m.start()], main[m.end():]
+        if _keeps(reason) and not _keeps(consequent):
+            main = reason  # "Keep functions short, so reviews stay quick": the result is a remark
+        elif _keeps(consequent) and not _keeps(reason):
+            main, carried = consequent, carried or carry.reason_limit(reason, consequent)
+    return f"{LOCAL} {main}" if carried else main
+
+
 @functools.lru_cache(maxsize=1024)
 def read_segment(text: str, *, repair: bool = False) -> Reading:
     """The reading of one segment (normalized and masked, `clauses.segments`)."""
-    main = main_part(text)
+    main = _main(text)
     lasting = bool(L.LASTING_SCOPE.search(main))
     local = (bool(L.LOCAL_SCOPE.search(main)) or _one_off_xian(main, lasting)
              or (not lasting and bool(L.EVENT_SCOPE.search(main))))
@@ -201,21 +289,37 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
     if _segment_question(main, lasting):
         hedged = any(_hedge(c) for c in parts)
         return Reading("question", hedged=hedged, undecided=undecided, local=local, lasting=lasting, repair=repair)
-    moods = [_clause_mood(c, lasting) for c in parts]
-    if moods[0] == "declarative" and _verbless_norm(_strip_lead(parts[0].strip(_TRAIL))):
+    # a clause that is nothing but a scope ("…, always.", "no exceptions here: …") is no clause of
+    # its own: it lends its scope to the rest (`carry`)
+    kinds = [carry.scope_fragment(c) for c in parts]
+    lent = "start" if "start" in kinds else ("lasting" if "lasting" in kinds else None)
+    content = [c for c, k in zip(parts, kinds) if not k]
+    if not content:
+        return Reading("declarative", hedged=any(_hedge(c) for c in parts), undecided=undecided, local=local,
+                       lasting=lasting, repair=repair)
+    moods = [_clause_mood(c, lasting) for c in content]
+    if moods[0] == "declarative" and _verbless_norm(_strip_lead(content[0].strip(_TRAIL))):
         moods[0] = "directive"  # "One assertion per test." (a fragment after a clause is no norm)
+    terse = _terse_norm(content, moods)
+    if terse:
+        moods[0] = terse
     keep = next((i for i, m in enumerate(moods) if m in KEEPABLE), None)
+    if keep is None and lent and "declarative" in moods:
+        i = moods.index("declarative")
+        lifted = carry.lift(_strip_lead(content[i].strip(_TRAIL)), lent)
+        if lifted:
+            moods[i], keep = lifted, i
     if keep is not None:
         mood = moods[keep]
         # a hedge counts before or in the directive's clause, or as a clause of its own anywhere
         # ("…, always, probably?"); a later clause with its own content is a reason or a remark
-        hedged = any(_hedge(c) for c in parts[:keep + 1]) or any(_hedge_only(c) for c in parts)
+        hedged = any(_hedge(c) for c in content[:keep + 1]) or any(_hedge_only(c) for c in parts)
     else:
         mood = next((m for m in ("question", "info", "declarative", "ack") if m in moods), "declarative")
         hedged = any(_hedge(c) for c in parts)
     fact = False
     if mood == "declarative":
-        first = next((_strip_lead(c) for c, m in zip(parts, moods) if m == "declarative"), main)
+        first = next((_unfronted(_strip_lead(c)) for c, m in zip(content, moods) if m == "declarative"), main)
         fact = not (L.PERSON_SUBJECT.match(first) or L.SMALL_TALK.match(first) or L.OPINION.match(main)
                     or ("ack" in moods and L.PRONOUN_REMARK.match(first)))
     return Reading(mood, hedged=hedged, undecided=undecided, local=local, lasting=lasting, fact=fact, repair=repair)
@@ -234,38 +338,64 @@ def _combine(readings: list[Reading]) -> Reading:
 
 def read_quote(text: str, quote: str, *, repair: bool = False, meaning: Iterable[str] | None = None) -> Reading:
     """The reading of `quote` within `text` (a user turn). When the quote spans several segments
-    the ones sharing most of `meaning` (the candidate's terms) decide; ties are combined. A short
-    comment right before or after them that only doubts, hedges or limits ("not 100% sure yet",
-    "just for today") applies to them."""
+    the ones sharing most of `meaning` (the candidate's terms) decide; ties are combined. The
+    sentences right around them lend what they carry (`_lend`): a short comment that only doubts,
+    hedges or limits ("not 100% sure yet", "just for today"), a scope fragment ("Never.", "this
+    isn't just for the login page —"), a directive keeping what was described ("Keep it that way")."""
     segs = list(segments(text, quote))
-    if len(segs) > 1 and meaning:
-        segs = _best(segs, set(meaning))
-    reading = _combine([read_segment(s.text, repair=repair) for s in segs])
-    for c in _comments(text, segs):
-        reading = replace(reading, undecided=reading.undecided or c.undecided, hedged=reading.hedged or c.hedged,
-                          local=reading.local or c.local)
+    lenders = [s for s in segs if _lender(s.text)]
+    content = [s for s in segs if s not in lenders]
+    if not content:
+        content, lenders = segs, []
+    if len(content) > 1 and meaning:
+        content = _best(content, set(meaning))
+    reading = _combine([read_segment(s.text, repair=repair) for s in content])
+    for s in lenders:  # quoted with it: lent whatever the sentence
+        after = s.start >= content[-1].end
+        gap = text[content[-1].end:s.start] if after else text[s.end:content[0].start]
+        reading = _lend(reading, content, s, gap, after, repair)
+    for neighbour, gap, after in adjacent(text, content[0], content[-1]):
+        if neighbour not in lenders:
+            reading = _lend(reading, content, neighbour, gap, after, repair)
     return reading
 
 
-def _comments(text: str, chosen: list[Segment]) -> list[Reading]:
-    """The readings of the segments right before and after `chosen` that are short comments
-    carrying only a doubt, a hedge or a limit."""
-    if chosen[-1].end > MAX_TEXT:
-        return []
-    every = segments(text)
-    starts = [s.start for s in every]
-    out = []
-    for seg in (chosen[0], chosen[-1]):
-        if seg.start not in starts:
-            continue
-        i = starts.index(seg.start)
-        for j in ((i - 1,) if seg is chosen[0] else ()) + ((i + 1,) if seg is chosen[-1] else ()):
-            if (0 <= j < len(every) and every[j] not in chosen and every[j].sentence != seg.sentence
-                    and _short(every[j].text)):
-                r = read_segment(every[j].text)
-                if r.mood not in KEEPABLE and (r.undecided or r.hedged or r.local):
-                    out.append(r)
-    return out
+def _lender(text: str) -> bool:
+    """A segment with no proposition of its own that lends to its neighbour: a scope fragment, a
+    maintaining directive, a short comment that limits, hedges or doubts ("just here", "not sure
+    yet"), a statement of the request's limit ("this is only for the staging push")."""
+    if carry.scope_fragment(text) or carry.maintains(text):
+        return True
+    if not (_short(text) or L.LIMIT_STATEMENT.match(text)):
+        return False
+    r = read_segment(text)
+    return r.mood not in KEEPABLE and (r.local or r.hedged or r.undecided)
+
+
+_DASH = re.compile(r"[—–]|\s-{1,2}\s")
+
+
+def _lend(reading: Reading, chosen: list[Segment], other: Segment, gap: str, after: bool, repair: bool) -> Reading:
+    """`reading` with what the neighbouring segment `other` lends it (`gap`: the text between them)."""
+    kind = carry.scope_fragment(other.text)
+    if kind and (after or _DASH.search(f" {gap} ")):
+        # read as one sentence: "Tabs. Always." is "Tabs, always"; "not just here — every X…" one clause
+        joined = [f"{s.text} , {other.text}" if after else f"{other.text} : {s.text}" for s in chosen]
+        return replace(_combine([read_segment(j, repair=repair) for j in joined]), lasting=True)
+    if (after and carry.maintains(other.text) and not other.raw.rstrip().endswith(("?", "？"))
+            and reading.mood in KEEPABLE + ("declarative",)):
+        kept = read_segment(other.text, repair=repair)
+        return replace(reading, mood=reading.mood if reading.mood in KEEPABLE else "directive", fact=False,
+                       lasting=True, local=reading.local or kept.local, hedged=reading.hedged or kept.hedged,
+                       undecided=reading.undecided or kept.undecided)
+    if _short(other.text) or L.LIMIT_STATEMENT.match(other.text):
+        r = read_segment(other.text)
+        if after and r.mood == "question" and carry.ANAPHOR_DOUBT.search(other.text):
+            return replace(reading, undecided=True)  # "…. Is that right?": the user doubts what they described
+        if r.mood not in KEEPABLE and (r.undecided or r.hedged or r.local):
+            return replace(reading, undecided=reading.undecided or r.undecided, hedged=reading.hedged or r.hedged,
+                           local=reading.local or r.local)
+    return reading
 
 
 def _short(text: str) -> bool:
@@ -296,7 +426,7 @@ def _limited(text: str) -> bool:
 def confirmation_refusal(text: str) -> str | None:
     """Why a user's reply does not adopt the proposal before it, or None (it affirms)."""
     segs = segments(text)
-    n = L.AFFIRM_IDIOMS.sub(" ok ", " ".join(s.text for s in segs))
+    n = L.ATTRIBUTIVE_LATER.sub(" ", L.AFFIRM_IDIOMS.sub(" ok ", " ".join(s.text for s in segs)))
     first = L.AFFIRM_IDIOMS.sub(" ok ", segs[0].text).strip(_TRAIL)
     if first.endswith("?") or L.NOT_CONFIRMED.search(n):
         return "not_confirmed"

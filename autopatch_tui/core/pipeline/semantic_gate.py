@@ -106,10 +106,17 @@ def aliases_cover_decision(subject: str, statement: str, content: str, aliases: 
     english_copied = {t for t in copied if t.isascii() and any(ch.isalpha() for ch in t)}
     new: set[str] = set()
     actions: set[str] = set()
+    named: set[str] = set()  # the concepts an alias names on its own: the decided object
     for alias in aliases:
         terms = {t for t in query_terms(alias) if t.isascii() and any(ch.isalpha() for ch in t)}
         new |= terms - copied
+        if len(terms) == 1 and not any(M.is_alias_action(t) for t in terms):
+            named |= {M.concept(t) for t in terms}  # a lone word names a thing ("caching", "cache")
+            continue
         actions |= {t for w in M.alias_action_words(alias) for t in query_terms(w)} - copied
+    # two words sharing a stem are one concept: an "action" restating the object an alias names on
+    # its own ("cache layer" beside "caching") is the object said again, no action
+    actions = {t for t in actions if M.concept(t) not in named}
     if not actions:
         return False
     return any(t not in actions and not M.is_alias_action(t) and t not in M.ALIAS_GENERIC_TERMS
