@@ -76,7 +76,8 @@ class CommandRunner:
             prompt = screen.query_one(PromptInput)
             if not prompt.text:
                 prompt.text = line
-            await screen.log_view.add_note(f"Kept the {pending} pending patch(es); {command} did not run.")
+            await screen.log_view.add_note(f"Kept the {pending} pending patch(es); {command} did not run.",
+                                           reveal=True)
 
         screen.app.push_screen(ConfirmScreen(DROP_TITLES[command.split()[0].lstrip("/")],
                                              drop_body(pending, command), "Go on"), answered)

@@ -111,6 +111,29 @@ def test_sending_follows_again_and_a_slash_commands_output_comes_into_view(repo,
     asyncio.run(run())
 
 
+def test_a_slash_commands_error_comes_into_view_and_keeps_the_line(repo, settings):
+    """The answer to a bad slash line is its error note: shown even when the user had scrolled away
+    (the line stays in the prompt to be corrected, so nothing else would bring the note into view)."""
+    app = make_app(repo, settings)
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            log = log_of(app)
+            await fill(log)
+            log.scroll_home(animate=False)
+            await pilot.pause()
+            assert not log.following
+            await type_and_send(pilot, "/memory status bogus")
+            await wait_idle(pilot, app)
+            await pilot.pause()
+            assert notes(app)[-1] == "/memory status takes no arguments: bogus"
+            assert log.following and at_bottom(log) and not marker(app).display
+            assert app.screen.query_one(PromptInput).text == "/memory status bogus"
+
+    asyncio.run(run())
+
+
 def test_output_of_a_slow_command_comes_into_view_even_if_the_user_scrolled_away(repo, settings):
     app = make_app(repo, settings)
 

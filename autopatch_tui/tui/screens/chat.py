@@ -252,8 +252,8 @@ class ChatScreen(AppScreen):
             return True, None
         try:
             return True, slash.parse(text)
-        except slash.SlashError as exc:
-            await self.log_view.add_note(str(exc), level="warning")
+        except slash.SlashError as exc:  # it answers the line just sent: in view even if scrolled away
+            await self.log_view.add_note(str(exc), level="warning", reveal=True)
             return False, None
 
     async def submit_line(self, text: str, command: slash.SlashCommand | None) -> None:
@@ -339,7 +339,7 @@ class ChatScreen(AppScreen):
         focused = self.focused
         line = focused.line if isinstance(focused, FailedTurnNote) else self.failed_line
         if line is None:
-            await self.log_view.add_note("There is no failed turn to send again.", level="warning")
+            await self.log_view.add_note("There is no failed turn to send again.", level="warning", reveal=True)
             return
         if self.busy:
             self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
