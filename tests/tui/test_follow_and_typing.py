@@ -245,6 +245,30 @@ def test_path_completion_opens_anywhere_in_the_line_after_a_slash_command_too(re
     asyncio.run(run())
 
 
+def test_tab_on_a_folder_keeps_the_path_open_for_its_files(repo, settings):
+    """Accepting `@src/` must not end the word: what is typed next continues the path, and the
+    completion offers the folder's files (a trailing space made "core.py" a separate word)."""
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "src" / "pkg" / "core.py").write_text("x = 1\n", encoding="utf-8")
+    app = make_app(repo, settings)
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            prompt = app.screen.query_one(PromptInput)
+            box = app.screen.query_one(Suggestions)
+            await pilot.press(*"/audit @src/p")
+            await poll(pilot, lambda: box.display and box.get_option_at_index(0).id == "@src/pkg/")
+            await pilot.press("tab")
+            await poll(pilot, lambda: box.display and box.get_option_at_index(0).id == "@src/pkg/core.py")
+            assert prompt.text == "/audit @src/pkg/"
+            await pilot.press("tab")
+            await pilot.pause()
+            assert prompt.text == "/audit @src/pkg/core.py "
+
+    asyncio.run(run())
+
+
 # --------------------------------------------------------------------------- 5. bounded work per key
 
 

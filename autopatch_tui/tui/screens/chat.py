@@ -307,7 +307,8 @@ class ChatScreen(AppScreen):
 
     def _accept(self, choice: str) -> None:
         prompt = self.query_one(PromptInput)
-        prompt.replace_token(prompt.current_token(), choice + " ")
+        # a folder stays open for its files (the completion follows the edit); anything else ends its word
+        prompt.replace_token(prompt.current_token(), choice if choice.endswith("/") else choice + " ")
         self.query_one(Suggestions).display = False
         prompt.focus()
 
