@@ -10,7 +10,7 @@ items every run) and writes the same items' recall index three ways, each in a c
   keeps it verbatim; its test checks it against a store that release wrote);
 - after: the current layout, written item by item in row order by today's writer
   (`item_writes.index_terms`), as a store grows;
-- upgraded: the "before" copy rebuilt by `layout_upgrade.upgrade` (what an existing user's store
+- upgraded: the "before" copy rebuilt by `layout_rebuild.rebuild_now` (what an existing user's store
   becomes; the freed pages stay in the file as free pages until the store grows into them or is
   vacuumed), with the rebuild's wall and CPU time.
 
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from autopatch_tui.core.memory.item_writes import index_terms  # noqa: E402
 from autopatch_tui.core.memory.items import ItemFields  # noqa: E402
 from autopatch_tui.core.memory.schema import RECALL_DDL, TERMS_RECALL_DDL  # noqa: E402
-from autopatch_tui.core.recall import layout_upgrade  # noqa: E402
+from autopatch_tui.core.recall.layout_rebuild import rebuild_now  # noqa: E402
 from bench import recall as recall_bench  # noqa: E402
 from tests.support.terms_layout import terms_rows  # noqa: E402
 
@@ -103,7 +103,7 @@ def write_after(db: Path) -> None:
 def upgrade(db: Path) -> tuple[float, float]:
     conn = _conn(db)
     wall, cpu = time.perf_counter(), time.process_time()
-    assert layout_upgrade.upgrade(conn)
+    assert rebuild_now(conn)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()

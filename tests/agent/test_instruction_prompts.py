@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from autopatch_tui.core.agent.chat import ChatService
 from autopatch_tui.core.agent.prompt_report import context_label, context_lines, instructions_label
 from autopatch_tui.core.agent.request_context import AUTHORITY
 from autopatch_tui.core.events import PromptMeasured
@@ -117,6 +118,38 @@ def test_an_item_held_by_a_loaded_file_is_not_repeated_in_the_map(repo, chat_mgr
     llm_stub.default("chat", "ok")
     chat.ask("and now?", intent="general_chat")
     assert held.logical_id in system_of(chat_requests(llm_stub)[-1]).partition("Project Memory Map")[2]
+
+
+def tool_results(request) -> list[str]:
+    return [m["content"] for m in request.messages if m["role"] == "tool"]
+
+
+def test_the_model_can_read_a_promoted_item_by_the_id_it_sees_in_the_file(repo, open_manager, llm_stub, invoke_cli,
+                                                                         monkeypatch) -> None:
+    inst.clear_cache()
+    monkeypatch.setenv("AUTOPATCH_MEMORY_APPROVAL", "review")
+    mgr = open_manager(repo)
+    chat = ChatService(mgr)
+    conn = mgr.store.conn()
+    held = seed_item(conn, subject="make check", statement="Run make check before a patch.", recall_mode="always",
+                     content="HELD-CONTENT: make check runs ruff and the tests.")
+    waiting = seed_item(conn, subject="lint", statement="Run make lint before a patch.", recall_mode="always",
+                        content="WAITING-CONTENT")
+    mgr.review.keep([held.logical_id])  # approval mode: `waiting` is not kept, so recall never shows it
+    rc, _, err = invoke_cli("memory", "promote", held.logical_id, waiting.logical_id, "--yes")
+    assert rc == 0, err
+    reads = [Reply(tool_calls=[("memory_read", json.dumps({"id": i}))])
+             for i in (held.logical_id, waiting.logical_id, "mem-NOT-IN-ANY-FILE")]
+    llm_stub.script("chat", *reads, "ok")
+    chat.ask("what should I run?", intent="general_chat")
+    requests = chat_requests(llm_stub)
+    system = system_of(requests[0])
+    assert f"<!-- memory:{held.logical_id} -->" in system and f"<!-- memory:{waiting.logical_id} -->" in system
+    assert held.logical_id not in system.partition("Project Memory Map")[2]  # held by the file, not in the Map
+    read_held, read_waiting, read_unseen = (tool_results(r)[-1] for r in requests[1:4])
+    assert "HELD-CONTENT" in read_held  # the ID the model sees in AGENTS.md is readable …
+    assert "WAITING-CONTENT" not in read_waiting and "not available" in read_waiting  # … under the review policy
+    assert "only accepts IDs shown" in read_unseen  # an ID the prompt never showed stays unreadable
 
 
 def test_the_prompt_is_reported_by_part_with_the_servers_usage(repo, chat_mgr, chat, llm_stub) -> None:

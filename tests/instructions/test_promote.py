@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.instructions import section
-from autopatch_tui.core.instructions.promote import plan_promotion, write_promotion
+from autopatch_tui.core.instructions.promote import plan_promotion, write_confirmed, write_promotion
 from autopatch_tui.core.manager import MemoryManager
 from tests.support.recall_seed import add_turn, revise_item, seed_item
 
@@ -225,3 +225,47 @@ def test_the_file_changed_since_the_plan_is_not_overwritten(repo: Path, manager:
         write_promotion(manager, plan)
     assert path.read_text("utf-8") == "# Rules\nedited meanwhile by the user\n"
     assert write_promotion(manager, plan_promotion(manager, [a])) is True
+
+
+def test_promote_keeps_the_lines_it_did_not_write_inside_its_section(repo: Path, manager: MemoryManager,
+                                                                     invoke_cli) -> None:
+    a = item(manager, "Run make check first.", "run make check first please")
+    b = item(manager, "Use pathlib for paths.", "use pathlib")
+    c = item(manager, "Prefer small commits.", "small commits please")
+    assert promote(invoke_cli, a, b, "--yes")[0] == 0
+    path = repo / "AGENTS.md"
+    text = path.read_text("utf-8")
+    # by hand inside the section: a note, an unkeyed bullet, a paragraph after a blank line; and a
+    # formatter wrapped b's bullet so that its ID comment is on the next line
+    bullet_b = next(x for x in section.section_bullets(text) if x.item_id == b).lines
+    wrapped = "* Use pathlib for\n  paths. <!-- memory:" + b + " -->\n" + bullet_b[1] + "\n"
+    hand = "NOTE by hand: ask Ana before removing a rule.\n- A hand-written rule.\n\nA second paragraph.\n"
+    text = text.replace("\n".join(bullet_b) + "\n", wrapped).replace(section.END, hand + section.END)
+    path.write_text(text, "utf-8")
+    manager.forget(a)
+    rc, doc, err = promote(invoke_cli, b, c, "--yes")
+    assert rc == 0 and doc["written"], err
+    after = path.read_text("utf-8")
+    assert hand in after and wrapped in after  # b's words unchanged: its wrapped bullet left as it was
+    assert "Run make check first." not in after
+    assert [x.item_id for x in section.section_bullets(after)] == [b, c]
+    assert after.index(wrapped) < after.index("Prefer small commits.") < after.index(hand)
+    assert promote(invoke_cli, b, c, "--yes")[1]["written"] is False  # idempotent with the hand lines there
+
+
+def test_a_confirmed_plan_is_written_only_while_it_is_still_the_diff_shown(repo: Path, manager: MemoryManager) -> None:
+    a = item(manager, "Tag every release.", "tag every release")
+    b = item(manager, "Sign the tags.", "sign them")
+    shown = plan_promotion(manager, [a, b])
+    revise_item(manager.store.conn(), a, subject="releases", statement="Tag and sign every release.")
+    with pytest.raises(Exception, match="changed since the diff was shown"):
+        write_confirmed(manager, shown)
+    assert not (repo / "AGENTS.md").exists()
+    shown = plan_promotion(manager, [a, b])
+    manager.forget(b)
+    with pytest.raises(Exception, match="only active items"):
+        write_confirmed(manager, shown)
+    assert not (repo / "AGENTS.md").exists()
+    shown = plan_promotion(manager, [a])
+    assert write_confirmed(manager, shown) is True
+    assert (repo / "AGENTS.md").read_text("utf-8") == shown.new_text

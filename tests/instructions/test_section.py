@@ -48,3 +48,56 @@ def test_one_line_makes_any_text_a_safe_single_line() -> None:
     assert s.one_line("esc \x1b[2J bidi \u202e") == "esc \\u001b[2J bidi \\u202e"
     with pytest.raises(ValueError):
         s.render_bullet("mem-1 --> x", "statement", None, "2026-01-01")
+
+
+HAND = [
+    "NOTE by hand: these came from reviewed Memory, ask Ana before deleting one.",
+    "- A hand-written rule without a key.",
+    "* Their rule, a `*` bullet. <!-- memory:mem-TEAMMATE -->",
+    "  > “theirs” — 2026-01-02",
+]
+
+
+def section_of(*body: str, nl: str = "\n") -> str:
+    return nl.join(["# Rules", "", s.BEGIN, s.HEADING, "", *body, s.END, "tail", ""])
+
+
+def test_lines_promote_did_not_write_stay_where_they_are() -> None:
+    mine = bullets("mem-1", "mem-2", "mem-3")
+    wrapped = ["+ Rule mem-2.", "  <!-- memory:mem-2 -->", "  > “quote", "  > mem-2” — 2026-01-01"]  # a formatter's
+    text = section_of(*mine[0].lines, "  - a nested note under mem-1, by hand", HAND[0], HAND[1], *wrapped, "",
+                      "A second paragraph, by hand.", *HAND[2:], *mine[2].lines)
+    found = s.section_bullets(text)
+    assert [b.item_id for b in found] == ["mem-1", "mem-2", "mem-TEAMMATE", "mem-3"]
+    assert s.promoted_statements(text)["mem-2"] == "Rule mem-2."  # wrapped, still the same statement
+    # mem-1 revised, mem-3 forgotten, the teammate's kept, mem-4 new — the hand lines untouched
+    revised = s.Bullet("mem-1", "Rule one, revised.", s.render_bullet("mem-1", "Rule one, revised.", "q", "2026-02-02"))
+    new = s.splice(text, [revised, found[1], found[2], *bullets("mem-4")])
+    assert new == section_of(*revised.lines, "  - a nested note under mem-1, by hand", HAND[0], HAND[1], *wrapped, "",
+                             "A second paragraph, by hand.", *HAND[2:], *bullets("mem-4")[0].lines)
+    # a bullet re-promoted with the same words is left byte for byte, however a formatter wrapped it
+    assert s.splice(new, s.section_bullets(new)) == new
+    # no bullet left: a section with hand-written lines in it stays (only promote's lines go)
+    kept = s.splice(text, [])
+    assert kept == section_of("  - a nested note under mem-1, by hand", HAND[0], HAND[1], "",
+                              "A second paragraph, by hand.")
+
+
+def test_a_section_with_no_keyed_bullet_gets_them_at_its_end_crlf_kept() -> None:
+    text = section_of(*HAND[:2], nl="\r\n")
+    new = s.splice(text, bullets("mem-1"))
+    assert new == section_of(*HAND[:2], *bullets("mem-1")[0].lines, nl="\r\n")
+
+
+def test_an_id_comment_counts_only_as_a_bullets_key() -> None:
+    others = ["See <!-- memory:mem-1 --> in a paragraph.",  # not a bullet
+              "- words after <!-- memory:mem-2 --> the key",  # somebody else's text around an ID
+              "-not a bullet <!-- memory:mem-3 -->",
+              "    - too deep to be a list item <!-- memory:mem-4 -->",
+              "- a bullet whose key is after a blank line", "", "  <!-- memory:mem-5 -->",
+              "- a hand-written bullet with a nested list", "  - whose item is a teammate's <!-- memory:mem-7 -->"]
+    text = section_of(*others)
+    nested = s.section_bullets(text)  # the nested item is keyed, the bullet it is nested in is not
+    assert [(b.item_id, b.lines) for b in nested] == [("mem-7", (others[-1],))]
+    assert s.splice(text, [*nested, *bullets("mem-6")]) == section_of(*others, *bullets("mem-6")[0].lines)
+    assert s.splice(text, bullets("mem-6")) == section_of(*others[:-1], *bullets("mem-6")[0].lines)

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autopatch_tui.core.agent.request_context import AUTHORITY
+from autopatch_tui.core.agent.request_context import AUTHORITY, INSTRUCTION_SHARE
 from autopatch_tui.core.instructions import files as inst
-from tests.repair.conftest import SWALLOW, write
+from autopatch_tui.core.llm.profiles import resolve_profile
+from autopatch_tui.core.llm.tokens import estimate_tokens
+from autopatch_tui.core.repair.workflows import RepairService
+from autopatch_tui.core.repair.workspace import ReviewState
+from tests.agent.conftest import MODEL
+from tests.repair.conftest import CLEAN, SWALLOW, write
 from tests.repair.helpers import Patcher, mode, turns
 from tests.support.recall_seed import seed_item
 
@@ -57,3 +62,30 @@ def test_a_link_out_of_the_repository_never_reaches_a_repair_prompt(repo: Path, 
         system = system_of(request)
         assert "OUTSIDE-RULE" not in system and "[core]" not in system and "Project instructions" not in system
         assert AUTHORITY in system
+
+
+def test_a_review_of_many_folders_keeps_the_instructions_within_their_bound(repo: Path, open_manager, llm_stub,
+                                                                            monkeypatch) -> None:
+    # a zero-finding review scopes every scanned file: hundreds of folders, each with its AGENTS.md,
+    # under a small model's window (the token share binds before the 32 KiB)
+    inst.clear_cache()
+    monkeypatch.setenv("AUTOPATCH_LLM_CONTEXT_WINDOW", "16384")
+    repair = RepairService(open_manager(repo), ReviewState())
+    write(repo, "AGENTS.md", "ROOT-RULE: run make check before proposing a patch.")
+    for i in range(150):
+        folder = "n" * 150 + f"{i:03d}"
+        write(repo, f"{folder}/AGENTS.md", f"rule {i}\n" + "x" * 600)
+        write(repo, f"{folder}/m.py", CLEAN)
+    llm_stub.default("chat", Patcher(repo))
+    repair.audit("/audit", [])
+    capacity = resolve_profile(MODEL, context_window=16384, max_output_tokens=None).input_capacity
+    requests = llm_stub.requests_for("chat")
+    assert requests
+    for request in requests:
+        system = system_of(request)
+        start = system.index("Project instructions:")
+        end = system.find("\n\nProject Memory Map", start)
+        block = system[start:] if end < 0 else system[start:end]
+        assert len(block.encode("utf-8")) <= inst.MAX_BYTES
+        assert estimate_tokens(block) <= int(capacity * INSTRUCTION_SHARE)
+        assert "instruction file(s) were left out for the bound" in block

@@ -40,11 +40,14 @@ from tests.support.store_helpers import (
 )
 
 
-def test_merge_of_stores_written_before_issue_23_rebuilds_the_targets_recall_index(pair, settings, clock, open_mgr):
-    """Both stores hold the recall index in its first layout: the merge works as before, the target's
-    index is rebuilt by the merge's own write, and the retired source keeps its layout."""
-    from autopatch_tui.core.recall import layout_upgrade
+def test_merge_of_stores_written_before_issue_23_writes_the_targets_first_layout(pair, settings, clock, open_mgr):
+    """Both stores hold the recall index in its first layout: the merge works as before, writing the
+    imported items to the target's old rows (no rebuild inside a merge), and the retired source keeps
+    its layout; the target's rebuild later gives exactly what a fresh write posts."""
+    from autopatch_tui.core.memory.schema import TERMS
     from autopatch_tui.core.recall.cli_search import search_memory
+    from autopatch_tui.core.recall.layout_rebuild import rebuild_now
+    from tests.support.recall_layouts import layout_state
     from tests.support.terms_layout import fresh_index_texts, index_texts, item_postings_consistent, to_terms_layout
 
     for db in (pair.adb, pair.bdb):
@@ -53,11 +56,13 @@ def test_merge_of_stores_written_before_issue_23_rebuilds_the_targets_recall_ind
         conn.close()
     service_for(settings, clock=clock).merge(pair.na, pair.nb)
     conn = sqlite3.connect(str(pair.adb), isolation_level=None)
-    assert layout_upgrade.is_terms_layout(conn)  # the retired source: only its meta row was written
+    assert layout_state(conn) == TERMS  # the retired source: only its meta row was written
     conn.close()
     mb = open_mgr(pair.b)
     conn = mb.store.conn()
-    assert not layout_upgrade.is_terms_layout(conn)
+    assert layout_state(conn) == TERMS
+    assert [r["id"] for r in search_memory(mb, "only in alpha")] == [pair.sa["items"][0].logical_id]
+    assert rebuild_now(conn)
     assert index_texts(conn) == fresh_index_texts(conn) and item_postings_consistent(conn)
     assert [r["id"] for r in search_memory(mb, "only in alpha")] == [pair.sa["items"][0].logical_id]
     assert active_identity_dupes(pair.bdb) == []

@@ -19,11 +19,13 @@ from autopatch_tui.core.instructions.promote import PromotePlan
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.tui.app import AutopatchApp
+from autopatch_tui.tui.screens.confirm import ConfirmBase
 from autopatch_tui.tui.screens.promote_dialog import PromoteDialog
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.status_bar import StatusBar
 from tests.support.fixtures import FakeClock
 from tests.support.llm_stub import Reply
+from tests.support.recall_seed import revise_item
 from tests.tui.test_chat import make_app, model_settings, notes, type_and_send, wait_idle
 from tests.tui.test_chat_snapshots import deterministic  # noqa: F401  (fixture: fixed IDs and time)
 from tests.tui.test_memory_browser import (  # noqa: F401  (fixtures)
@@ -96,6 +98,34 @@ async def test_mark_then_promote_shows_the_diff_and_writes_only_on_write(
         await settle(pilot)
         assert not isinstance(app.screen, PromoteDialog)
         assert any("already holds" in n for n in app.notified)
+
+
+async def test_write_makes_the_plan_again_and_never_writes_a_diff_that_is_no_longer_true(
+        repo: Path, mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings) -> None:  # noqa: F811
+    mb_populate(mb_manager, mb_clock)
+    agents = repo / "AGENTS.md"
+    app = mb_app(mb_manager, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot)
+        await choose(pilot, screen, "mem-02CACHE")
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, PromoteDialog))
+        assert isinstance(app.screen, ConfirmBase)  # the one confirmation dialog, with the diff as its body
+        # revised while the dialog is open (a background consolidation, another window)
+        revise_item(mb_manager.store.conn(), "mem-02CACHE", subject="cache backend",
+                    statement="The cache lives in Memcached.")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not agents.exists()
+        assert any("changed since the diff was shown" in n for n in app.notified)
+        # the new diff, then forgotten before Write
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, PromoteDialog))
+        assert "Memcached" in app.screen.plan.diff
+        mb_manager.forget("mem-02CACHE")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not agents.exists() and any("only active items" in n for n in app.notified)
 
 
 async def test_p_typed_in_the_search_field_is_text_not_a_promotion(

@@ -35,7 +35,7 @@ from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.llm.tokens import REPLY_PRIMING_TOKENS, estimate_messages_tokens, estimate_tokens
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall.promoted import promoted_rows
+from autopatch_tui.core.recall.promoted import MAX_IDS as MAX_PROMOTED_IDS, promoted_rows
 from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 
@@ -127,7 +127,9 @@ class RequestContext:
         budget = ctx.budget_for(self.profile, ctx.fixed_cost(head, user, schemas))
         session = self.session
         session.map_tokens = budget.map_tokens
-        session.map_leaves = promoted_rows(self.manager.store.conn(), self.instructions.promoted())
+        promoted = self.instructions.promoted()
+        session.map_leaves = promoted_rows(self.manager.store.conn(), promoted)
+        session.expose(list(promoted)[:MAX_PROMOTED_IDS])  # the model sees these IDs in the files: it may read them
         memory_map = session.memory_map()
         rendered = memory_map.render()
         history = (ctx.history_messages(self.manager.store.conn(), self.handle.thread_id, self.handle.sequence,

@@ -18,8 +18,8 @@ def _fn(name: str, description: str, properties: dict, required: list[str]) -> d
 MEMORY_TOOLS = [
     _fn("memory_search", "Search the project Memory deterministically (subjects, aliases, keywords, check IDs, "
         "content terms). Returns at most 8 active item summaries.", {"query": {"type": "string"}}, ["query"]),
-    _fn("memory_read", "Read one Memory item shown in the Memory Map or a search result: current revision and "
-        "provenance.", {"id": {"type": "string"}}, ["id"]),
+    _fn("memory_read", "Read one Memory item shown in the Memory Map, a search result or an instruction file's "
+        "<!-- memory:ID --> comment: current revision and provenance.", {"id": {"type": "string"}}, ["id"]),
 ]
 SOURCE_TOOLS = [
     _fn("read_file", "Read a repository file (line-numbered).", {

@@ -8,8 +8,12 @@ file is read only when it is a regular file (a FIFO or device is never opened fo
 a folder named `AGENTS.md` is passed over), at most `MAX_BYTES` of it (a huge file is cut, never
 read whole), and only as UTF-8 text without NUL bytes (anything else is skipped and named).
 
-At most `MAX_BYTES` in all: the files closest to the scope are kept first, and a cut says so in
-the prompt. A caller may set a tighter token bound (a small model's window).
+At most `MAX_BYTES` in all, measured on the whole rendered block (the files, their frames and the
+note on what was left out): a file that applies to more of the request's paths is kept first (the
+root's, which applies to all of them, before a crowd of sibling packages'), then the closest, and
+a cut says so in the prompt. A caller may set a tighter token bound (a small model's window). Files are read only
+until the bound is reached, at most `MAX_READS` per request (a zero-finding review scopes every
+scanned file); the rest are left out unread, counted in the note, the first few by name.
 
 Re-read when a file changes, without a restart: every request stats each candidate (a walk of
 about two `lstat`s per folder); a file whose (path, mtime_ns, size, inode, device) is unchanged
@@ -20,10 +24,11 @@ from __future__ import annotations
 import codecs
 import functools
 import os
+import re
 import stat
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from autopatch_tui.core.confine import ConfinementError, confine, read_regular_head, refused_name
@@ -36,6 +41,12 @@ MAX_BYTES = 32 * 1024
 MIN_CUT_BYTES = 256  # a file that would keep less than this after a cut is left out instead
 CUT_MARKER = "[... cut here: the instruction files exceed their bound ({bound}); the rest of this file is left out ...]"
 MAX_DEPTH = 64  # folders walked below the root per scope path
+MAX_READS = 64  # instruction files read per request at most; the rest are left out unread
+READS_BOUND = f"at most {MAX_READS} files read"
+NOTE_NAMES = 5  # left-out files named in the note (the rest are counted)
+NOTE_NAME_CHARS = 120
+INTRO = ("Project instructions: the repository's instruction files, read from disk for this request, the root's "
+         "first. A file closer to the request's files comes later and wins over an earlier one.")
 _CACHE_SIZE = 256
 
 
@@ -50,11 +61,16 @@ class InstructionFile:
         """The folder the file applies under ("" for the repository root)."""
         return self.path.rpartition("/")[0]
 
+    @functools.cached_property
+    def block(self) -> str:
+        """The file's block in the prompt."""
+        return _block(self)
+
 
 @dataclass(frozen=True)
 class Instructions:
     files: tuple[InstructionFile, ...] = ()  # prompt order: the root first, the closest last
-    left_out: tuple[str, ...] = ()  # paths left out for the bound
+    left_out: tuple[str, ...] = ()  # paths left out for the bound (prompt order)
     skipped: tuple[tuple[str, str], ...] = ()  # (path, why) of files that could not be used
     bound: str = ""  # the bound that cut or left out something, for the prompt's note
 
@@ -67,20 +83,18 @@ class Instructions:
         return bool(self.left_out) or any(f.cut for f in self.files)
 
     def render(self) -> str:
-        """The system-message block ("" when no file is loaded)."""
+        """The system-message block ("" when no file is loaded): at most the bound it was loaded
+        under, note included."""
         if not self.files:
             return ""
-        parts = ["Project instructions: the repository's instruction files, read from disk for this request, "
-                 "the root's first. A file closer to the request's files comes later and wins over an earlier one."]
-        parts += self._blocks
+        parts = [INTRO, *self._blocks]
         if self.left_out:
-            parts.append(f"({len(self.left_out)} instruction file(s) farther from the request's files were left out "
-                         f"for the bound ({self.bound}): {', '.join(self.left_out)})")
+            parts.append(_note(len(self.left_out), self.left_out[:NOTE_NAMES], self.bound))
         return "\n".join(parts)
 
-    @functools.cached_property
+    @property
     def _blocks(self) -> list[str]:
-        return [_block(f) for f in self.files]
+        return [f.block for f in self.files]
 
     def file_tokens(self) -> tuple[tuple[str, int], ...]:
         """(path, estimated tokens of its block in the prompt) per loaded file, in prompt order."""
@@ -96,11 +110,38 @@ class Instructions:
 
 def _block(f: InstructionFile) -> str:
     where = "the whole repository" if not f.folder else f"{f.folder}/"
-    return f'<instructions file="{_attr(f.path)}" applies-to="{_attr(where)}">\n{f.text.rstrip()}\n</instructions>'
+    body = _TAG.sub("&lt;", f.text.rstrip())
+    return f'<instructions file="{_attr(f.path)}" applies-to="{_attr(where)}">\n{body}\n</instructions>'
+
+
+# A path goes into the prompt as one line that cannot open or close a tag: a folder's name may hold
+# anything but "/" and NUL (newlines, "<", ">", quotes, line separators, bidi overrides).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# a file's text cannot close its block (nor open a block that would pass for another file's)
+_TAG = re.compile(r"<(?=\s*/?\s*instructions)", re.IGNORECASE)
 
 
 def _attr(text: str) -> str:
-    return text.replace('"', "'").replace("\n", " ")
+    """`text` safe inside a double-quoted attribute: control and bidi characters as visible
+    escapes, then "&", "<", ">" and '"' as entities."""
+    text = _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _note_name(path: str) -> str:
+    shown = _attr(path)
+    if len(shown) > NOTE_NAME_CHARS:
+        shown = shown[: NOTE_NAME_CHARS - 1] + "…"
+    return f'"{shown}"'
+
+
+def _note(count: int, names: Sequence[str], why: str) -> str:
+    """The note on the files left out: how many, and the first few by name."""
+    named = ", ".join(_note_name(p) for p in names)
+    more = count - len(names)
+    if named and more:
+        named += f" and {more} more"
+    return f"({count} instruction file(s) were left out for the bound ({why}){': ' + named if named else ''})"
 
 
 # --------------------------------------------------------------------------- reading, cached
@@ -176,39 +217,51 @@ def _lstat(path: Path | str) -> os.stat_result | None:
         return None
 
 
-def _folders(repo: Path, scope: str) -> list[tuple[str, Path]]:
-    """(repository-relative folder, its real path) from below the root down to the folder of `scope`
-    (the scope itself when it is a folder). Walked one component at a time with `lstat`; a symlink
-    is resolved by `confine` and must stay inside the repository. A refused or missing component
-    ends the walk (the folders above it still count)."""
-    text = scope.strip().replace("\\", "/")
-    if not text or text.startswith("/"):
-        return []
-    parts = [p for p in os.path.normpath(text).split("/") if p not in (".", "")]
-    if parts and parts[0] == "..":
-        return []
-    out: list[tuple[str, Path]] = []
-    real = str(repo)
-    name = ""
-    for part in parts[:MAX_DEPTH]:
-        if refused_name(part):
-            break
-        here = real + "/" + part
+class _Walk:
+    """The folders of a request's scope paths, each component `lstat`ed once however many scope
+    paths pass through it (a zero-finding review scopes every scanned file)."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.real: dict[str, str | None] = {"": str(repo)}  # folder -> its real path; None: the walk ends there
+
+    def _step(self, parent: str, name: str, part: str) -> str | None:
+        here = parent + "/" + part
         st = _lstat(here)
         if st is None:
-            break
-        name = f"{name}/{part}" if name else part
+            return None
         if stat.S_ISLNK(st.st_mode):
-            target = _confined(repo, name)
-            if target is None or not target.is_dir():
+            target = _confined(self.repo, name)
+            return str(target) if target is not None and target.is_dir() else None
+        return here if stat.S_ISDIR(st.st_mode) else None  # the scope's file: its folders are collected
+
+    def folders(self, scope: str) -> list[str]:
+        """The repository-relative folders from below the root down to the folder of `scope` (the
+        scope itself when it is a folder). Walked one component at a time with `lstat`; a symlink
+        is resolved by `confine` and must stay inside the repository. A refused or missing
+        component ends the walk (the folders above it still count)."""
+        text = scope.strip()
+        if os.sep != "/":  # Windows: either separator; on POSIX a backslash is part of a folder's name
+            text = text.replace(os.sep, "/")
+        if not text or text.startswith("/"):
+            return []
+        parts = [p for p in os.path.normpath(text).split("/") if p not in (".", "")]
+        if parts and parts[0] == "..":
+            return []
+        out: list[str] = []
+        name = ""
+        for part in parts[:MAX_DEPTH]:
+            if refused_name(part):
                 break
-            real = str(target)
-        elif stat.S_ISDIR(st.st_mode):
-            real = here
-        else:
-            break  # the scope's file: its folders are collected
-        out.append((name, Path(real)))
-    return out
+            parent = self.real[name]
+            assert parent is not None
+            name = f"{name}/{part}" if name else part
+            if name not in self.real:
+                self.real[name] = self._step(parent, name, part)
+            if self.real[name] is None:
+                break
+            out.append(name)
+        return out
 
 
 def _candidate(repo: Path, folder: str, real_dir: Path, name: str) -> tuple[str, Path, os.stat_result] | None:
@@ -225,57 +278,52 @@ def _candidate(repo: Path, folder: str, real_dir: Path, name: str) -> tuple[str,
         if target is None or followed is None:
             return shown, path, st  # refused: reported as not usable
         return shown, target, followed
+    if stat.S_ISDIR(st.st_mode):
+        return None  # a folder named AGENTS.md: nothing to read
     return shown, path, st
 
 
-@dataclass
-class _Found:
-    files: list[tuple[str, str, bool]] = field(default_factory=list)  # (display path, text, cut at read), root first
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _load(found: _Found, seen: set[str], candidate: tuple[str, Path, os.stat_result] | None) -> bool:
-    """Add one candidate's text; True when it was usable (a text with something in it)."""
-    if candidate is None:
-        return False
-    shown, real, st = candidate
+def _usable(candidate: tuple[str, Path, os.stat_result]) -> _Read:
+    """The text of a candidate, or why it cannot be used (a link that cannot be followed, not a
+    regular file, not readable, not UTF-8)."""
+    _, real, st = candidate
     if stat.S_ISLNK(st.st_mode):
-        found.skipped.append((shown, "a link that cannot be followed inside the repository"))
-        return False
-    if stat.S_ISDIR(st.st_mode):
-        return False  # a folder named AGENTS.md: nothing to read
+        return _Read(None, why="a link that cannot be followed inside the repository")
     if not stat.S_ISREG(st.st_mode):
-        found.skipped.append((shown, "not a regular file"))
-        return False
-    key = str(real)
-    if key in seen:
-        return True
-    read = _read(real, st)
-    if read.text is None:
-        found.skipped.append((shown, read.why))
-        return False
-    if not read.text.strip():
-        return False
-    seen.add(key)
-    found.files.append((shown, read.text, read.truncated))
-    return True
+        return _Read(None, why="not a regular file")
+    return _read(real, st)
 
 
-def discover(repo: Path, scope_paths: Sequence[str] = ()) -> _Found:
-    """Every usable instruction file of a request, root first, closest last (not yet bounded)."""
-    repo = repo.resolve()
-    found = _Found()
-    seen: set[str] = set()
-    if not _load(found, seen, _candidate(repo, "", repo, AGENTS)):
-        _load(found, seen, _candidate(repo, "", repo, CLAUDE))
-    folders: dict[str, Path] = {}
-    for scope in scope_paths:
-        for folder, real in _folders(repo, scope):
-            folders.setdefault(folder, real)
-    # shallower first, then by name: a closer file always comes after the files above it
-    for folder in sorted(folders, key=lambda f: (f.count("/"), f)):
-        _load(found, seen, _candidate(repo, folder, folders[folder], AGENTS))
-    return found
+def _prompt_key(folder: str) -> tuple[int, str]:
+    """The prompt's order: the root first, then shallower first, then by name (a closer file always
+    comes after the files above it)."""
+    return (folder.count("/") + 1 if folder else 0), folder
+
+
+def _entries(repo: Path, scope_paths: Sequence[str]) -> list[tuple[tuple[str, Path, os.stat_result], ...]]:
+    """Each folder's instruction file (at the root: `AGENTS.md`, then `CLAUDE.md` in its stead),
+    as found by `lstat` (nothing read yet), in the order the bound keeps them (`_keep_key`)."""
+    walk = _Walk(repo)
+    cover: dict[str, int] = {"": 0}  # folder -> how many of the request's scope paths lie under it
+    for scope in dict.fromkeys(scope_paths):
+        for folder in ("", *walk.folders(scope)):
+            cover[folder] = cover.get(folder, 0) + 1
+    entries = []
+    for folder in sorted(cover, key=lambda f: _keep_key(f, cover[f])):
+        real = walk.real[folder]
+        assert real is not None
+        names = (AGENTS, CLAUDE) if not folder else (AGENTS,)
+        found = tuple(c for c in (_candidate(repo, folder, Path(real), n) for n in names) if c is not None)
+        if found:
+            entries.append(found)
+    return entries
+
+
+def _keep_key(folder: str, cover: int) -> tuple[int, int, str]:
+    """The order the bound keeps files in: a file that applies to more of the request's scope paths
+    first (the root's applies to all of them, so a crowd of sibling packages never pushes it out),
+    then, among files that apply to as many, the closer (deeper) first; then by name."""
+    return -cover, -_prompt_key(folder)[0], folder
 
 
 # --------------------------------------------------------------------------- the bound
@@ -283,6 +331,40 @@ def discover(repo: Path, scope_paths: Sequence[str] = ()) -> _Found:
 
 def _kib(n: int) -> str:
     return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes"
+
+
+def _cost(part: str) -> tuple[int, int]:
+    """(bytes, estimated tokens) of a part of the rendered block, with the newline that joins it:
+    the estimate of a join is at most the sum of its parts' estimates."""
+    return len(part.encode("utf-8")) + 1, estimate_tokens(part) + 1
+
+
+class _Budget:
+    """What is left of the bound, measured on the rendered block (`Instructions.render`)."""
+
+    def __init__(self, max_bytes: int, max_tokens: int | None) -> None:
+        intro = _cost(INTRO)
+        self.bytes = max_bytes - intro[0]
+        self.tokens = None if max_tokens is None else max_tokens - intro[1]
+
+    def fits(self, cost: tuple[int, int], keep: tuple[int, int]) -> bool:
+        """`cost` fits with `keep` still left over (room for the note)."""
+        return cost[0] + keep[0] <= self.bytes and (self.tokens is None or cost[1] + keep[1] <= self.tokens)
+
+    def spend(self, cost: tuple[int, int]) -> None:
+        self.bytes -= cost[0]
+        if self.tokens is not None:
+            self.tokens -= cost[1]
+
+
+def _note_room(shown: Sequence[str], why: Sequence[str]) -> tuple[int, int]:
+    """At most what the note can cost whichever files end up left out: its words with the largest
+    count and reason, and the names of the longest `NOTE_NAMES` of `shown`."""
+    names = [_cost(_note_name(p)) for p in shown]
+    top_bytes = sum(sorted((c[0] for c in names), reverse=True)[:NOTE_NAMES])
+    top_tokens = sum(sorted((c[1] for c in names), reverse=True)[:NOTE_NAMES])
+    words = max((_cost(_note(len(shown), [], w)) for w in why), key=lambda c: c[0] + c[1])
+    return words[0] + top_bytes + 2, words[1] + top_tokens + 2
 
 
 def _head(text: str, max_bytes: int, max_tokens: int | None, marker: str) -> str | None:
@@ -302,31 +384,77 @@ def _head(text: str, max_bytes: int, max_tokens: int | None, marker: str) -> str
     return head.rstrip() + "\n" + marker
 
 
+def _fit(path: str, text: str, budget: _Budget, keep: tuple[int, int], marker: str) -> InstructionFile | None:
+    """The file cut to what is left of the budget (less `keep`), or None when too little would stay."""
+    frame = _cost(InstructionFile(path, "").block)
+    room_bytes = budget.bytes - keep[0] - frame[0]
+    room_tokens = None if budget.tokens is None else budget.tokens - keep[1] - frame[1]
+    for _ in range(8):  # a tag escaped in the text makes the block longer than its head
+        head = _head(text, room_bytes, room_tokens, marker)
+        if head is None:
+            return None
+        cut = InstructionFile(path, head, cut=True)
+        cost = _cost(cut.block)
+        if budget.fits(cost, keep):
+            return cut
+        room_bytes -= max(0, cost[0] + keep[0] - budget.bytes) + 64
+        if room_tokens is not None and budget.tokens is not None:
+            room_tokens -= max(0, cost[1] + keep[1] - budget.tokens) + 16
+    return None
+
+
 def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens: int | None = None,
                       max_bytes: int = MAX_BYTES) -> Instructions:
-    """The instruction files of a request, bounded: at most `max_bytes` of text (and `max_tokens`
-    estimated tokens, when given) in all, the files closest to the scope kept first."""
-    found = discover(repo, scope_paths)
+    """The instruction files of a request, bounded: their whole prompt block (`render`: the files,
+    their frames and the note naming what was left out) is at most `max_bytes` (and `max_tokens`
+    estimated tokens, when given). Files are taken in `_entries`' order and read only until the
+    bound is reached, at most `MAX_READS` of them; the rest are left out unread, and counted."""
+    repo = repo.resolve()
     bound = _kib(max_bytes) if max_tokens is None else f"{_kib(max_bytes)} or {max_tokens} tokens"
+    marker = CUT_MARKER.format(bound=bound)
+    entries = _entries(repo, scope_paths)
+    budget = _Budget(max_bytes, max_tokens)
+    note = _note_room([e[0][0] for e in entries], (bound, READS_BOUND))
     kept: list[InstructionFile] = []
     left_out: list[str] = []
-    used_bytes = used_tokens = 0
-    for shown, text, truncated in reversed(found.files):  # closest first
-        if left_out or (kept and kept[-1].cut):  # past a cut: everything farther is left out
-            left_out.append(shown)
+    skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    why = ""  # what stopped the reading: everything after it is left out unread
+    reads = 0
+    for i, entry in enumerate(entries):
+        if not why and reads >= MAX_READS:
+            why = READS_BOUND
+        if why:
+            left_out.append(entry[0][0])
             continue
-        size, tokens = len(text.encode("utf-8")), estimate_tokens(text)
-        fits = used_bytes + size <= max_bytes and (max_tokens is None or used_tokens + tokens <= max_tokens)
-        if not truncated and fits:
-            kept.append(InstructionFile(shown, text))
-            used_bytes += size
-            used_tokens += tokens
+        text = None
+        for shown, real, st in entry:  # the root's CLAUDE.md only when its AGENTS.md has nothing to use
+            if str(real) in seen:  # a link to a file already read
+                break
+            read = _usable((shown, real, st))
+            reads += 1
+            if read.text is None:
+                skipped.append((shown, read.why))
+            elif read.text.strip():
+                seen.add(str(real))
+                text = read.text
+                break
+        if text is None:
             continue
-        head = _head(text, max_bytes - used_bytes,
-                     None if max_tokens is None else max_tokens - used_tokens, CUT_MARKER.format(bound=bound))
-        if head is None:
+        whole = InstructionFile(shown, text)
+        keep = note if i < len(entries) - 1 else (0, 0)  # room for the note while anything may be left out
+        if not read.truncated and budget.fits(_cost(whole.block), keep):
+            kept.append(whole)
+            budget.spend(_cost(whole.block))
+            continue
+        why = bound
+        cut = _fit(shown, text, budget, keep, marker)
+        if cut is None:
             left_out.append(shown)
         else:
-            kept.append(InstructionFile(shown, head, cut=True))
-    cut = bool(left_out) or any(f.cut for f in kept)
-    return Instructions(tuple(reversed(kept)), tuple(reversed(left_out)), tuple(found.skipped), bound if cut else "")
+            kept.append(cut)
+            budget.spend(_cost(cut.block))
+    kept.sort(key=lambda f: _prompt_key(f.folder))
+    left_out.sort(key=lambda p: _prompt_key(p.rpartition("/")[0]))
+    cut_any = bool(left_out) or any(f.cut for f in kept)
+    return Instructions(tuple(kept), tuple(left_out), tuple(skipped), why if cut_any else "")

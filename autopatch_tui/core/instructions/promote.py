@@ -2,7 +2,8 @@
 (contracts §9), for the CLI and the Memory browser alike.
 
 `plan_promotion` reads the store and the file and computes the new text and its unified diff;
-nothing is written. `write_promotion` writes a plan: atomically (a temp file in the same folder,
+nothing is written. `write_confirmed` writes a plan a person looked at for a while (the browser's
+dialog): only when planning it again now gives the same diff. `write_promotion` writes a plan: atomically (a temp file in the same folder,
 then a rename), never through a link (every folder below the repository is opened without
 following one, and the file itself must not be a link), with the file's mode kept, and only when
 the file is still exactly what the plan read.
@@ -277,3 +278,14 @@ def write_promotion(manager: MemoryManager, plan: PromotePlan) -> bool:
     finally:
         os.close(dfd)
     return True
+
+
+def write_confirmed(manager: MemoryManager, plan: PromotePlan) -> bool:
+    """Write a plan whose diff a person confirmed, made again first: an item revised, forgotten or
+    merged meanwhile, or the file edited, raises `PromoteError` (or the error planning it now
+    raises) and nothing is written — what is written is always the diff that was shown."""
+    now = plan_promotion(manager, plan.promoted, to=plan.shown)
+    if (now.old_text, now.new_text, now.removed) != (plan.old_text, plan.new_text, plan.removed):
+        raise PromoteError(f"the items or {plan.shown} changed since the diff was shown; nothing was written "
+                           "(promote again to see the new diff)")
+    return write_promotion(manager, plan)

@@ -10,8 +10,14 @@
 HTML comments are invisible in rendered Markdown, so the markers cost a reader nothing. One
 bullet per item: its statement on the bullet line, keyed by the item's logical ID in a comment at
 its end, then the user's source quote and its date on a continuation line. Text outside the
-section is never changed (its lines are kept byte for byte, line endings included); the section
-itself is regenerated. Pure text functions: no file or store access here."""
+section is never changed (its lines are kept byte for byte, line endings included).
+
+Inside the section only the keyed bullets are promote's: a bullet (`-`, `*` or `+`) whose lines
+hold a `<!-- memory:ID -->` comment — on the bullet line or on an indented continuation line (a
+Markdown formatter may wrap it there) — and the quote lines (`  > …`) right after that comment.
+Every other line (a heading, a hand-written note, a teammate's unkeyed bullet, a second paragraph,
+a nested list under a bullet) is opaque: kept byte for byte where it is. Pure text functions: no
+file or store access here."""
 
 from __future__ import annotations
 
@@ -27,7 +33,11 @@ END = "<!-- autopatch-tui:memory:end -->"
 HEADING = "## Rules promoted from reviewed Memory"
 MAX_QUOTE_CHARS = 300
 _ID = r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
-_BULLET = re.compile(r"^- (?P<statement>.*?) <!-- memory:(?P<id>" + _ID + r") -->[ \t]*$")
+# a list item's first line (at most three spaces in, as CommonMark has it) and the ID comment
+_ITEM = re.compile(r"^(?P<indent> {0,3})[-*+][ \t]+\S")
+_KEY = re.compile(r"[ \t]*<!-- memory:(?P<id>" + _ID + r") -->[ \t]*")
+_QUOTE = re.compile(r"^[ \t]+>")
+_NESTED = re.compile(r"^[ \t]+[-*+][ \t]")
 # C0/C1 controls, DEL, line/paragraph separators and the bidirectional overrides (text that would
 # read differently in a terminal or an editor than it is stored)
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -49,15 +59,28 @@ class SectionError(AutopatchError):
 @dataclass(frozen=True)
 class Bullet:
     item_id: str
-    statement: str  # as written on the bullet line (already `one_line`)
-    lines: tuple[str, ...]  # the bullet line and its continuation lines, without line endings
+    statement: str  # the bullet's words before its ID comment, on one line (as `one_line` writes them)
+    lines: tuple[str, ...]  # promote's lines of the bullet (from its first line through its quote), no endings
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    """A keyed bullet found in a section: lines [first, stop) of the file are promote's."""
+    bullet: Bullet
+    first: int
+    stop: int
+    depth: int  # spaces before its marker
 
 
 @dataclass(frozen=True)
 class Section:
     start: int  # index of the begin marker's line
     end: int  # index of the end marker's line
-    bullets: tuple[Bullet, ...]
+    keyed: tuple[_Keyed, ...]  # in file order
+
+    @property
+    def bullets(self) -> tuple[Bullet, ...]:
+        return tuple(k.bullet for k in self.keyed)
 
 
 def one_line(text: str) -> str:
@@ -98,24 +121,54 @@ def find_section(lines: Sequence[str]) -> Section | None:
         raise SectionError(f"the file's promoted section has {len(begins)} begin and {len(ends)} end marker(s) "
                            "out of order; fix the autopatch-tui:memory markers by hand")
     start, end = begins[0], ends[0]
-    bullets: list[Bullet] = []
-    current: list[str] | None = None
-    item_id = statement = ""
-    for raw in lines[start + 1:end]:
-        line = _bare(raw)
-        m = _BULLET.match(line)
-        if m:
-            if current is not None:
-                bullets.append(Bullet(item_id, statement, tuple(current)))
-            current, item_id, statement = [line], m["id"], m["statement"]
-        elif current is not None and line[:1] in (" ", "\t") and line.strip():
-            current.append(line)
-        elif current is not None:
-            bullets.append(Bullet(item_id, statement, tuple(current)))
-            current = None
-    if current is not None:
-        bullets.append(Bullet(item_id, statement, tuple(current)))
-    return Section(start, end, tuple(bullets))
+    keyed: list[_Keyed] = []
+    i = start + 1
+    while i < end:
+        found = _keyed_at(lines, i, end)
+        if found is None:
+            i += 1
+        else:
+            keyed.append(found)
+            i = found.stop
+    return Section(start, end, tuple(keyed))
+
+
+def _keyed_at(lines: Sequence[str], i: int, end: int) -> _Keyed | None:
+    """The keyed bullet starting at line `i`, or None when line `i` starts none. Its item's lines
+    are the list item's first line and its continuation lines (indented deeper than its marker,
+    not blank) down to the one holding the ID comment, then the quote lines right after it."""
+    first = _bare(lines[i])
+    m = _ITEM.match(first)
+    if m is None:
+        return None
+    depth = len(m["indent"])
+    words: list[str] = []
+    j = i
+    while True:
+        line = _bare(lines[j])
+        key = _KEY.search(line)
+        text = line if key is None else line[:key.start()]
+        words.append(text[m.end() - 1:] if j == i else text)
+        if key is not None:
+            break
+        j += 1
+        if j >= end or not _continues(_bare(lines[j]), depth) or _NESTED.match(_bare(lines[j])):
+            return None  # no ID comment in the item's own lines (a nested item is its own): not promote's
+    if key.end() != len(line) and line[key.end():].strip():
+        return None  # words after the comment: somebody else's text around an ID
+    stop = j + 1
+    while stop < end and _QUOTE.match(_bare(lines[stop])) and _continues(_bare(lines[stop]), depth):
+        stop += 1
+    bullet = Bullet(key["id"], " ".join(" ".join(words).split()), tuple(_bare(x) for x in lines[i:stop]))
+    return _Keyed(bullet, i, stop, depth)
+
+
+def _continues(line: str, depth: int) -> bool:
+    """`line` continues a list item whose marker is `depth` spaces in: not blank, indented deeper."""
+    if not line.strip():
+        return False
+    indent = len(line) - len(line.lstrip(" \t"))
+    return indent > depth
 
 
 def promoted_statements(text: str) -> dict[str, str]:
@@ -143,24 +196,64 @@ def newline_of(text: str) -> str:
 
 
 def splice(text: str, bullets: Sequence[Bullet]) -> str:
-    """`text` with its promoted section replaced by one holding `bullets` (in order) — or, when it
-    has none, with a new section appended after a blank line. Every other line is kept as it was.
-    No bullets and no section: `text` unchanged. No bullets and a section: the section is removed."""
+    """`text` with its promoted section holding `bullets` — or, when it has none, with a new
+    section appended after a blank line. A keyed bullet already in the section is matched by its
+    item ID (in order, for an ID found twice) and rewritten in place, or left byte for byte when its
+    words are the same; a keyed bullet not in `bullets` is removed (only its own lines); the
+    bullets not there yet are added after the last keyed one (at the section's end when it has
+    none). Every other line, inside the section or outside it, is kept as it was. No bullets and no
+    section: `text` unchanged. No bullets left and nothing else in the section but its heading:
+    the section is removed."""
     lines = text.splitlines(keepends=True)
     section = find_section(lines)
     if section is None and not bullets:
         return text
     nl = newline_of(text)
-    body = [BEGIN, HEADING, ""] + [line for b in bullets for line in b.lines] + [END] if bullets else []
-    block = [line + nl for line in body]
-    if section is not None:
-        after = lines[section.end + 1:]
-        before = lines[:section.start]
-        if not bullets and before and not before[-1].strip() and (not after or not after[0].strip()):
+    if section is None:
+        block = "".join(line + nl for line in [BEGIN, HEADING, "", *(x for b in bullets for x in b.lines), END])
+        if not text:
+            return block
+        lead = "" if text.endswith(("\n", "\r")) else nl
+        blank = nl if text.strip() else ""
+        return text + lead + blank + block
+    wanted: dict[str, list[Bullet]] = {}
+    for b in bullets:
+        wanted.setdefault(b.item_id, []).append(b)
+    placed = {k.first: k for k in section.keyed}
+    body: list[str] = []
+    after_last = None  # where the bullets not there yet go: after the last keyed bullet's lines
+    i = section.start + 1
+    while i < section.end:
+        k = placed.get(i)
+        if k is None:
+            body.append(lines[i])
+            i += 1
+            continue
+        queue = wanted.get(k.bullet.item_id)
+        if queue:
+            new = queue.pop(0)
+            if _words(new.lines) == _words(k.bullet.lines):
+                body += lines[k.first:k.stop]  # the same words: byte for byte (a formatter's marker and wrapping too)
+            else:
+                body += [line + nl for line in new.lines]
+        i = k.stop
+        while i < section.end and i not in placed and _continues(_bare(lines[i]), k.depth):
+            body.append(lines[i])  # what is nested under the bullet (a note, a sub-list) stays in its place
+            i += 1
+        after_last = len(body)
+    new_ones = {id(b) for queue in wanted.values() for b in queue}
+    rest = [line + nl for b in bullets if id(b) in new_ones for line in b.lines]
+    if after_last is None:
+        after_last = len(body)
+    body[after_last:after_last] = rest
+    if not bullets and all(not _bare(x).strip() or _bare(x).strip() == HEADING for x in body):
+        before, after = lines[:section.start], lines[section.end + 1:]
+        if before and not before[-1].strip() and (not after or not after[0].strip()):
             before = before[:-1]  # the blank line that set the removed section apart goes with it
-        return "".join(before + block + after)
-    if not text:
-        return "".join(block)
-    lead = "" if text.endswith(("\n", "\r")) else nl
-    blank = nl if text.strip() else ""
-    return text + lead + blank + "".join(block)
+        return "".join(before + after)
+    return "".join(lines[:section.start + 1] + body + lines[section.end:])
+
+
+def _words(lines: Sequence[str]) -> str:
+    """A bullet's words, whatever its marker (`-`, `*`, `+`) and wrapping."""
+    return " ".join(" ".join([lines[0].lstrip()[1:], *lines[1:]]).split())

@@ -24,7 +24,8 @@ DATA_TABLES = (  # children first (the recall dictionary goes too; its ID counte
 
 def clear_healthy(conn: sqlite3.Connection, *, now: float) -> str:
     """Returns the new active thread ID."""
-    from autopatch_tui.core.recall import layout_upgrade  # the recall index's code: only when clearing
+    # the recall index's code: only when clearing
+    from autopatch_tui.core.recall import layout_upgrade
 
     thread_id = new_id("thr")
     with write_txn(conn):
@@ -32,14 +33,9 @@ def clear_healthy(conn: sqlite3.Connection, *, now: float) -> str:
         conn.execute("UPDATE memory_meta SET generation = generation + 1 WHERE id = 1")
         # memory_jobs references itself; drop the links first so the delete order cannot matter
         conn.execute("UPDATE memory_jobs SET parent_job_id = NULL")
-        old_layout = layout_upgrade.is_terms_layout(conn)  # a store written before issue 23
-        if old_layout:
-            conn.execute(f"DELETE FROM {layout_upgrade.TERMS_TABLE}")
+        layout_upgrade.clear_index(conn)  # an index in its first layout (or being rebuilt) goes first
         for table in DATA_TABLES:
-            if not (old_layout and table.startswith("recall_")):
-                conn.execute(f"DELETE FROM {table}")
-        if old_layout:  # nothing left to carry over: the current layout is created empty
-            layout_upgrade.require_current(conn)
+            conn.execute(f"DELETE FROM {table}")
         conn.execute("INSERT INTO threads (id, status, created_at) VALUES (?, 'active', ?)", (thread_id, now))
         conn.execute(
             "INSERT INTO audit_events (at, event, detail) VALUES (?, 'memory_cleared', ?)",

@@ -20,7 +20,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from autopatch_tui.core.constants import SCHEMA_VERSION
-from autopatch_tui.core.memory.schema import DDL, CatalogEntry, expected_catalog, layout_ddl, read_catalog
+from autopatch_tui.core.memory.schema import (
+    DDL,
+    RECALL_RULES,
+    CatalogEntry,
+    expected_catalog,
+    layout_ddl,
+    read_catalog,
+)
 from autopatch_tui.core.memory.sqlite import open_readonly
 from autopatch_tui.core.terminal_text import plain_os_error
 
@@ -262,12 +269,18 @@ def check_constraints(ddl: tuple[str, ...] = DDL) -> tuple[tuple[str, tuple[str,
 def check_problem(conn: sqlite3.Connection, ddl: tuple[str, ...] = DDL) -> str | None:
     """SQLite's `quick_check` verifies CHECK constraints only on a writable connection; the store is
     inspected read-only, so each table's rows are tested against its CHECKs here, one scan a table.
-    (A CHECK fails only when its expression is false, not NULL: `NOT (NULL)` selects nothing.)"""
+    (A CHECK fails only when its expression is false, not NULL: `NOT (NULL)` selects nothing.) Then
+    the recall index's rules across rows (`schema.RECALL_RULES`), for the tables `ddl` holds."""
     for table, exprs in check_constraints(ddl):
         where = " OR ".join(f"NOT ({e})" for e in exprs)
         bad = conn.execute(f'SELECT count(*) FROM "{table}" NOT INDEXED WHERE {where}').fetchone()[0]
         if bad:
             return f"CHECK constraint failed in {table} ({bad} row(s))"
+    tables = {t.group(1) for t in map(_TABLE.match, ddl) if t}
+    for table, what, sql in RECALL_RULES:  # what no CHECK can state (schema.RECALL_RULES)
+        bad = conn.execute(sql).fetchone()[0] if table in tables else 0
+        if bad:
+            return f"{what} in {table} ({bad})"
     return None
 
 

@@ -50,15 +50,15 @@ def active_row_by_identity(conn: sqlite3.Connection, key: str) -> sqlite3.Row | 
 
 
 def index_terms(conn: sqlite3.Connection, row_id: int, f: ItemFields) -> None:
-    """Inside a write txn: post an active revision to the recall index (`recall/postings.py`)."""
-    layout_upgrade.require_current(conn)
-    postings.index_item(conn, row_id, postings.item_postings(f.subject, f.aliases, f.keywords, f.statement, f.content))
+    """Inside a write txn: post an active revision to the recall index (`recall/postings.py`), in
+    the layout(s) the store holds (`recall/layout_upgrade.py`)."""
+    layout_upgrade.index_item(conn, row_id,
+                              postings.item_postings(f.subject, f.aliases, f.keywords, f.statement, f.content))
 
 
 def unindex(conn: sqlite3.Connection, row_id: int) -> None:
     """Inside a write txn: a revision that left `active` leaves the recall index."""
-    layout_upgrade.require_current(conn)
-    postings.unindex_item(conn, row_id)
+    layout_upgrade.unindex_item(conn, row_id)
 
 
 def insert_revision(conn: sqlite3.Connection, f: ItemFields, *, logical_id: str | None, revision: int,

@@ -7,14 +7,17 @@ Any change here is a schema change.
 The spec's tables are fixed. The recall index (`RECALL_DDL`) is derived data of our own: every row
 can be computed again from the active items. Its layout changed once within v4 (issue 23): stores
 written before hold it as `recall_terms` + `recall_terms_item` (`TERMS_RECALL_DDL`, the text exactly
-as those releases created it). That catalog is accepted too (`layout_ddl`), and the first write to
-such a store rebuilds its index in the current layout, inside one transaction
-(`core/recall/layout_upgrade.py`): the spec's tables and every row in them are left as they are.
+as those releases created it). The app's Memory worker rebuilds such an index into the current
+layout once, in short transactions (`core/recall/layout_rebuild.py`), through two intermediate
+states; each of the four is an exact catalog (`RECALL_LAYOUTS`, chosen by `layout_ddl`). The spec's
+tables and every row in them are left as they are.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections.abc import Iterable
 from functools import cache
 
 from autopatch_tui.core import constants as C
@@ -28,27 +31,48 @@ def _enum(values: tuple[str, ...]) -> str:
 # posting lists keyed by (term ID, field, item), and per item the list of what it posted (to take an
 # item out in a few seeks; a posting carries no index on the item). No foreign key on the postings:
 # they are reached from `recall_item_postings`, whose row is the item's (and cascades with it).
+# Every integer column is checked to hold an integer (a text or real there would pass a plain
+# comparison), and term IDs stay below MAX_TERM_ID, so a pair (term ID, field) always packs into 64 bits.
+MAX_TERM_ID = 1 << 40
+
+
+def _integer(column: str, low: int | None = None, high: int | None = None) -> str:
+    bounds = f" AND {column} BETWEEN {low} AND {high}" if high is not None else (
+        f" AND {column} >= {low}" if low is not None else "")
+    return f"typeof({column}) = 'integer'{bounds}"
+
+
 RECALL_DDL: tuple[str, ...] = (
-    """CREATE TABLE recall_dict (
+    f"""CREATE TABLE recall_dict (
     term TEXT PRIMARY KEY,
-    id INTEGER NOT NULL CHECK (id >= 1)
+    id INTEGER NOT NULL CHECK ({_integer('id', 1, MAX_TERM_ID)})
 ) WITHOUT ROWID""",
     f"""CREATE TABLE recall_postings (
-    term_id INTEGER NOT NULL,
-    field INTEGER NOT NULL CHECK (field BETWEEN 1 AND {len(C.RECALL_FIELDS)}),
-    item_row_id INTEGER NOT NULL,
-    phrase INTEGER NOT NULL,
-    need INTEGER CHECK ((need IS NULL) = (field = 1) AND (need IS NULL OR need >= 1)),
+    term_id INTEGER NOT NULL CHECK ({_integer('term_id', 1, MAX_TERM_ID)}),
+    field INTEGER NOT NULL CHECK ({_integer('field', 1, len(C.RECALL_FIELDS))}),
+    item_row_id INTEGER NOT NULL CHECK ({_integer('item_row_id')}),
+    phrase INTEGER NOT NULL CHECK ({_integer('phrase', 0)}),
+    need INTEGER CHECK ((need IS NULL) = (field = 1) AND (need IS NULL OR ({_integer('need', 1)}))),
     PRIMARY KEY (term_id, field, item_row_id, phrase)
 ) WITHOUT ROWID""",
     """CREATE TABLE recall_item_postings (
     item_row_id INTEGER PRIMARY KEY REFERENCES memory_items(row_id) ON DELETE CASCADE,
     postings BLOB NOT NULL CHECK (typeof(postings) = 'blob')
 )""",
-    """CREATE TABLE recall_meta (
+    f"""CREATE TABLE recall_meta (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    last_term_id INTEGER NOT NULL CHECK (last_term_id >= 0)
+    last_term_id INTEGER NOT NULL CHECK ({_integer('last_term_id', 0, MAX_TERM_ID)})
 )""",
+)
+
+# Rules of the recall index that no CHECK can state (a CHECK sees one row): (table, what breaks it,
+# a query counting what breaks it). `health.check_problem` runs those of the tables a store holds.
+_COUNTER = "(SELECT last_term_id FROM recall_meta WHERE id = 1)"
+RECALL_RULES: tuple[tuple[str, str, str], ...] = (
+    ("recall_dict", "a term ID given to more than one text", "SELECT count(*) - count(DISTINCT id) FROM recall_dict"),
+    ("recall_dict", "term IDs above the ID counter", f"SELECT count(*) FROM recall_dict WHERE id > {_COUNTER}"),
+    ("recall_postings", "postings under a term ID above the ID counter",
+     f"SELECT count(*) FROM (SELECT max(term_id) AS top FROM recall_postings) WHERE top > {_COUNTER}"),
 )
 
 # The recall index of the stores written before issue 23, exactly as they hold it (never created
@@ -247,10 +271,29 @@ def read_catalog(conn: sqlite3.Connection) -> list[CatalogEntry]:
     return [(r[0], r[1], r[2], r[3] or "") for r in rows]
 
 
-# the whole catalog of a store written before issue 23: the same objects, the old recall index
-TERMS_LAYOUT_DDL: tuple[str, ...] = tuple(
-    stmt for part in (DDL[:DDL.index(RECALL_DDL[0])], TERMS_RECALL_DDL, DDL[DDL.index(RECALL_DDL[-1]) + 1:])
-    for stmt in part)
+# The recall index's layouts a store may hold (docs/memory.md, "The recall index's first layout"):
+# the first one, the two states of its one-time rebuild, and the current one. Each is exact: a
+# catalog holding any other mix of these objects is degraded.
+TERMS, BUILDING, SWITCHED, CURRENT = "terms", "building", "switched", "current"
+RECALL_LAYOUTS: dict[str, tuple[str, ...]] = {
+    CURRENT: RECALL_DDL,
+    TERMS: TERMS_RECALL_DDL,  # written before issue 23
+    BUILDING: TERMS_RECALL_DDL + RECALL_DDL,  # the current tables being filled; readers use the first ones
+    SWITCHED: TERMS_RECALL_DDL[:1] + RECALL_DDL,  # the current ones in use; the old table waits to be dropped
+}
+_NAME = re.compile(r"^\s*CREATE\s+(?:TABLE|INDEX)\s+(\w+)", re.IGNORECASE)
+RECALL_OBJECTS: dict[str, frozenset[str]] = {
+    state: frozenset(m.group(1) for m in map(_NAME.match, ddl) if m) for state, ddl in RECALL_LAYOUTS.items()}
+LAYOUT_DDLS: dict[str, tuple[str, ...]] = {
+    state: DDL[:DDL.index(RECALL_DDL[0])] + ddl + DDL[DDL.index(RECALL_DDL[-1]) + 1:]
+    for state, ddl in RECALL_LAYOUTS.items()}
+TERMS_LAYOUT_DDL = LAYOUT_DDLS[TERMS]  # the whole catalog of a store written before issue 23
+
+
+def recall_layout(names: Iterable[str]) -> str | None:
+    """The state whose recall objects are exactly those among `names` (None: no accepted layout)."""
+    found = frozenset(n for n in names if n.startswith("recall_"))
+    return next((state for state, objects in RECALL_OBJECTS.items() if objects == found), None)
 
 
 @cache
@@ -266,6 +309,14 @@ def expected_catalog(ddl: tuple[str, ...] = DDL) -> tuple[CatalogEntry, ...]:
 
 
 def layout_ddl(catalog: list[CatalogEntry] | tuple[CatalogEntry, ...]) -> tuple[str, ...]:
-    """The DDL a found catalog must equal: the layout before issue 23 when it holds `recall_terms`,
-    else the current one. (Only these two are accepted; a store holding both has an unexpected object.)"""
-    return TERMS_LAYOUT_DDL if any(entry[1] == "recall_terms" for entry in catalog) else DDL
+    """The DDL a found catalog must equal: the layout whose recall objects it holds. When it holds
+    no accepted set of them, the nearest layout (so the diagnostic names what is missing or extra):
+    among those holding `recall_terms` when it does, else the current one."""
+    names = {entry[1] for entry in catalog}
+    state = recall_layout(names)
+    if state is None:
+        found = {n for n in names if n.startswith("recall_")}
+        near = [s for s, objects in RECALL_OBJECTS.items() if "recall_terms" in objects] if "recall_terms" in found \
+            else [CURRENT]
+        state = min(near, key=lambda s: len(RECALL_OBJECTS[s] ^ found))
+    return LAYOUT_DDLS[state]

@@ -128,7 +128,10 @@ def write_txn(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite may have rolled the transaction back itself (SQLITE_FULL, SQLITE_IOERR, ...): a
+        # second ROLLBACK would raise and hide the error that matters
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     try:
         conn.execute("COMMIT")

@@ -6,10 +6,11 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 
 from autopatch_tui.core.errors import MemoryStoreError
 from autopatch_tui.core.pipeline.runner import PipelineRunner
-from autopatch_tui.core.recall import layout_upgrade
+from autopatch_tui.core.recall.layout_rebuild import Rebuild
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +41,26 @@ class BackgroundWorker:
     def wake(self) -> None:
         self._wake.set()
 
-    def _upgrade_recall_index(self) -> None:
-        """A store written before issue 23 gets its recall index rebuilt here, once, off the start-up
-        path (`layout_upgrade`; one catalog lookup when there is nothing to do)."""
+    def _rebuild_recall_index(self, rebuild: Rebuild | None, seconds: float) -> Rebuild | None:
+        """A store written before issue 23 gets its recall index rebuilt here, in short transactions
+        while the pipeline has nothing to do (`layout_rebuild`; one catalog lookup when there is
+        nothing to rebuild). Steps for up to `seconds`, or until woken or stopped. Returns the
+        rebuild to go on with, or None when it is over (done, or stopped by an error: the next
+        start tries again)."""
+        deadline = time.monotonic() + seconds
         try:
-            if self.runner.store.healthy and not self._stop.is_set():
-                layout_upgrade.upgrade(self.runner.store.conn())
+            if rebuild is None:
+                rebuild = Rebuild(self.runner.store.conn)
+            while not self._stop.is_set():
+                pause = rebuild.step()
+                if pause is None:
+                    return None
+                if self._wake.wait(min(pause, max(0.0, deadline - time.monotonic()))) or time.monotonic() >= deadline:
+                    return rebuild
         except (MemoryStoreError, sqlite3.Error) as exc:
             log.warning("recall index not rebuilt: %s", type(exc).__name__)
+            return None
+        return rebuild
 
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
@@ -56,7 +69,7 @@ class BackgroundWorker:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        self._upgrade_recall_index()
+        rebuild = self._rebuild_recall_index(None, 0.0) if self.runner.store.healthy else None
         while not self._stop.is_set():
             outcome = None
             try:
@@ -77,5 +90,9 @@ class BackgroundWorker:
                     log.exception("memory summary refresh failed")
             if outcome is not None and not self._stop.is_set():
                 continue
-            self._wake.wait(self.poll_seconds if wait is None else min(self.poll_seconds, wait))
+            timeout = self.poll_seconds if wait is None else min(self.poll_seconds, wait)
+            if rebuild is not None and not self._stop.is_set():
+                rebuild = self._rebuild_recall_index(rebuild, timeout)  # waits as long, between its steps
+            else:
+                self._wake.wait(timeout)
             self._wake.clear()

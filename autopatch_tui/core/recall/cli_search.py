@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall import layout_upgrade
 from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 
@@ -21,9 +20,9 @@ def search_memory(manager: MemoryManager, query: str, intent: str = "general_cha
     """`[{"id", "kind", "subject", "statement", "match_type"}]`, best first (at most 8). Raises
     `RecallLimitError` for a query without searchable terms, `MemoryDegradedError` when degraded."""
     manager.require_readable()  # a read-only store answers searches too
+    # a search only reads: a store whose recall index is still in its first layout (or being rebuilt)
+    # is searched through `layout_upgrade.reading`; only the app's Memory worker rebuilds it
     conn_factory = manager.store.read_conn
-    if manager.healthy:  # a store written before issue 23 gets its index rebuilt once (a read-only
-        layout_upgrade.upgrade(manager.store.conn())  # one is searched as it is, `layout_upgrade.reading`)
     thread_id = turn_ops.active_thread_id(conn_factory())
     policy = manager.review.policy(intent, thread_id, conn_factory())  # approval mode hides unreviewed items
     session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy)

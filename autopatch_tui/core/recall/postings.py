@@ -29,10 +29,12 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from autopatch_tui.core.constants import RECALL_FIELDS
+from autopatch_tui.core.errors import MemorySchemaError
+from autopatch_tui.core.memory.schema import MAX_TERM_ID
 from autopatch_tui.core.recall.phrase_index import item_phrases, phrase_key
 from autopatch_tui.core.recall.terms import content_terms
 
@@ -101,20 +103,31 @@ def pack(codes: Iterable[int]) -> bytes:
     return bytes(out)
 
 
+MAX_RECORD_CODES = 1 << 16  # far above what one item posts; a longer record is taken as damage
+_VALUE_LIMIT = 1 << 63  # SQLite's integers: a pair never comes near (term IDs stay below 2^40)
+
+
 def unpack(blob: bytes) -> list[int]:
-    """The integers `pack` wrote. Raises ValueError for bytes it cannot have written."""
+    """The integers `pack` wrote. Raises ValueError for bytes it cannot have written: a value or
+    total of 2^63 or more, more than MAX_RECORD_CODES values, a repeat, a cut-off varint."""
+    if len(blob) > MAX_RECORD_CODES * 9:
+        raise ValueError("the packed record is too long")
     out: list[int] = []
     prev = value = shift = 0
     for byte in blob:
         value |= (byte & 0x7F) << shift
         if byte & 0x80:
             shift += 7
-            if shift > 63:
+            if shift > 56:  # a tenth byte: 63 bits is the most a value may have
                 raise ValueError("a packed value is too long")
             continue
         if out and value == 0:
             raise ValueError("a packed value repeats")
         prev += value
+        if prev >= _VALUE_LIMIT:
+            raise ValueError("a packed value is out of range")
+        if len(out) == MAX_RECORD_CODES:
+            raise ValueError("the packed record holds too many values")
         out.append(prev)
         value = shift = 0
     if shift:
@@ -126,11 +139,40 @@ def unpack(blob: bytes) -> list[int]:
 
 
 def _last_term_id(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT last_term_id FROM main.recall_meta WHERE id = 1").fetchone()
-    if row is not None:
-        return int(row[0])
-    # the counter row is gone (only damage does that): the dictionary itself says what was given out
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM main.recall_dict").fetchone()[0])
+    """The highest term ID given out: the counter, or a posting's ID above it (a counter set back by
+    damage must not give an ID twice; `health` checks the dictionary against the counter)."""
+    counter, top = conn.execute("SELECT (SELECT last_term_id FROM main.recall_meta WHERE id = 1),"
+                                " (SELECT max(term_id) FROM main.recall_postings)").fetchone()
+    if counter is None:  # the counter row is gone (only damage does that): the dictionary says what was given
+        counter = conn.execute("SELECT coalesce(max(id), 0) FROM main.recall_dict").fetchone()[0]
+    if not isinstance(counter, int) or not isinstance(top, int | None):  # the CHECKs keep these out
+        raise MemorySchemaError("the recall index's term ID counter is damaged")
+    return max(counter, top or 0)
+
+
+def reserve_ids(conn: sqlite3.Connection, count: int) -> int:
+    """Inside a write txn: give out `count` new term IDs. Returns the last ID given before them (the
+    new ones are that + 1 … that + count)."""
+    last = _last_term_id(conn)
+    if last + count > MAX_TERM_ID:
+        raise MemorySchemaError("the recall index's term IDs are used up (its counter is damaged)")
+    conn.execute("INSERT OR REPLACE INTO main.recall_meta (id, last_term_id) VALUES (1, ?)", (last + count,))
+    return last
+
+
+def add_texts(conn: sqlite3.Connection, new_texts: str, params: Sequence[object] = ()) -> int:
+    """Inside a write txn: give IDs, in text order, to the texts the query `new_texts` selects (one
+    column, distinct, none of them in the dictionary yet). Returns how many (the rebuild's bulk path)."""
+    last = _last_term_id(conn)
+    try:
+        conn.execute(f"WITH t (term) AS ({new_texts}) INSERT INTO main.recall_dict (term, id)"
+                     " SELECT term, ? + row_number() OVER (ORDER BY term) FROM t", (*params, last))
+    except sqlite3.IntegrityError as exc:  # above MAX_TERM_ID: only a damaged counter gets there
+        raise MemorySchemaError("the recall index's term IDs are used up (its counter is damaged)") from exc
+    added = int(conn.execute("SELECT changes()").fetchone()[0])  # (a WITH statement has no rowcount)
+    if added:
+        conn.execute("INSERT OR REPLACE INTO main.recall_meta (id, last_term_id) VALUES (1, ?)", (last + added,))
+    return added
 
 
 def assign_ids(conn: sqlite3.Connection, texts: Iterable[str]) -> dict[str, int]:
@@ -139,10 +181,9 @@ def assign_ids(conn: sqlite3.Connection, texts: Iterable[str]) -> dict[str, int]
     ids: dict[str, int] = INDEX.ids(conn, wanted)  # type: ignore[assignment]
     new = [t for t in wanted if t not in ids]
     if new:
-        last = _last_term_id(conn)
+        last = reserve_ids(conn, len(new))
         fresh = {t: last + n for n, t in enumerate(new, start=1)}
         conn.executemany("INSERT INTO main.recall_dict (term, id) VALUES (?, ?)", fresh.items())
-        conn.execute("INSERT OR REPLACE INTO main.recall_meta (id, last_term_id) VALUES (1, ?)", (last + len(new),))
         ids.update(fresh)
     return ids
 
@@ -157,10 +198,13 @@ def index_item(conn: sqlite3.Connection, row_id: int, postings: list[Posting]) -
                  (row_id, pack(term_id << FIELD_BITS | field for term_id, field, *_ in rows)))
 
 
-def unindex_item(conn: sqlite3.Connection, row_id: int) -> None:
-    """Inside a write txn: take every posting of an item out (its revision left `active`)."""
+def unindex_item(conn: sqlite3.Connection, row_id: int, *, known: Collection[int] | None = None) -> None:
+    """Inside a write txn: take every posting of an item out (its revision left `active`).
+
+    `known`: while the index is being rebuilt (`layout_upgrade`), the item's pairs as the first
+    layout holds them; an item the rebuild has not reached has no record, and no postings but those."""
     row = conn.execute("SELECT postings FROM main.recall_item_postings WHERE item_row_id = ?", (row_id,)).fetchone()
-    codes: list[int] | None = None
+    codes: list[int] | None = [] if row is None and known is not None else None
     if row is not None and isinstance(row[0], bytes):
         try:
             codes = unpack(row[0])
@@ -174,5 +218,5 @@ def unindex_item(conn: sqlite3.Connection, row_id: int) -> None:
     else:
         mask = (1 << FIELD_BITS) - 1
         conn.executemany("DELETE FROM main.recall_postings WHERE term_id = ? AND field = ? AND item_row_id = ?",
-                         [(code >> FIELD_BITS, code & mask, row_id) for code in codes])
+                         [(code >> FIELD_BITS, code & mask, row_id) for code in sorted({*codes, *(known or ())})])
     conn.execute("DELETE FROM main.recall_item_postings WHERE item_row_id = ?", (row_id,))

@@ -1,14 +1,16 @@
 """`RecallSession`: the request-local recall state of one agent request.
 
 Bound at `begin_turn` to its thread, policy and base query, it serves the Map, `memory_search`
-(≤ 4 distinct queries, ≤ 8 results each, a repeat is free) and `memory_read` (only IDs the Map
-or a search exposed, ≤ 8 distinct IDs). Every tool result draws from one recall token pool.
+(≤ 4 distinct queries, ≤ 8 results each, a repeat is free) and `memory_read` (only IDs the Map,
+a search or a loaded instruction file's promoted bullets exposed, ≤ 8 distinct IDs; the policy —
+approval mode's hidden rows, a repair request's paths — is checked again at read time). Every tool result draws from one recall token pool.
 `close()` clears the readable-ID set; nothing here outlives the request."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from autopatch_tui.core.llm.tokens import estimate_tokens
@@ -74,6 +76,11 @@ class RecallSession:
         self.readable.update(mm.ids)
         return mm
 
+    def expose(self, ids: Iterable[str]) -> None:
+        """IDs the request's prompt shows outside the Map and the searches (the keys of the promoted
+        bullets of its instruction files): `memory_read` takes them, under the same checks."""
+        self.readable.update(ids)
+
     def search(self, text: str) -> list[dict[str, str]]:
         key = normalize_text(text)
         if not key:
@@ -96,7 +103,8 @@ class RecallSession:
         if item_id in self.reads:
             return self.reads[item_id]
         if item_id not in self.readable:
-            raise RecallLimitError("memory_read only accepts IDs shown in this request's Memory Map or searches")
+            raise RecallLimitError("memory_read only accepts IDs shown in this request's Memory Map, searches or "
+                                   "instruction files")
         if len(self.reads) >= MAX_READS:
             raise RecallLimitError(f"at most {MAX_READS} different memory_read IDs per request")
         clause, args = policy_filter_sql(self.policy)

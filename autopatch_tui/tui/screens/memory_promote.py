@@ -1,7 +1,7 @@
 """The Memory browser's "promote to AGENTS.md": space marks items in the list (● before the subject),
 p promotes the marked items (or the highlighted one). The plan (the diff) is made in a thread worker
-and shown in `PromoteDialog`; only its Write writes, again in a worker, and only while the file is
-still what the diff was made from (`core.instructions.promote`)."""
+and shown in `PromoteDialog`; only its Write writes, again in a worker, and only while the items
+and the file still give the diff that was shown (`core.instructions.promote.write_confirmed`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from autopatch_tui.core.errors import AutopatchError
-from autopatch_tui.core.instructions.promote import PromotePlan, plan_promotion, write_promotion
+from autopatch_tui.core.instructions.promote import PromotePlan, plan_promotion, write_confirmed
 from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.tui.screens.memory_list import Row, one_line
 from autopatch_tui.tui.screens.promote_dialog import PromoteDialog
@@ -84,7 +84,7 @@ class PromoteFlow:
         if not yes:
             return
         manager = self.screen.services.manager
-        self._in_worker(lambda: write_promotion(manager, plan), lambda _: self._written(plan), "Not written",
+        self._in_worker(lambda: write_confirmed(manager, plan), lambda _: self._written(plan), "Not written",
                         "mb-write")
 
     def _written(self, plan: PromotePlan) -> None:

@@ -1,21 +1,20 @@
-"""The Memory browser's "promote to AGENTS.md" dialog: the unified diff of the change, written only on
-confirm. Cancel has the focus first and Escape cancels, so a stray Enter or letter never writes;
-writing takes the Write button or ctrl+s (a key no text field types). The diff is plain `Text` with
+"""The Memory browser's "promote to AGENTS.md" dialog: a confirmation (`ConfirmBase`) whose body is the unified
+diff of the change, written only on confirm. Cancel has the focus first and Escape cancels, so a
+stray Enter or letter never writes (no letter is bound); writing takes the Write button or ctrl+s
+(a key no text field types). The diff is plain `Text` with
 every control character escaped: it quotes the repository's file and the user's own words."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Static
+from textual.containers import VerticalScroll
+from textual.widgets import Static
 
 from autopatch_tui.core.instructions.promote import PromotePlan
 from autopatch_tui.core.instructions.section import visible
-from autopatch_tui.tui.resources import style
-from autopatch_tui.tui.screens.base import AppModalScreen
+from autopatch_tui.tui.screens.confirm import ConfirmBase
 
 DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
 
@@ -36,44 +35,25 @@ def title_text(plan: PromotePlan) -> str:
     return visible(f"Promote {what} to {plan.shown}{gone}")
 
 
-class PromoteDialog(AppModalScreen):
-    """Dismisses with True (Write / ctrl+s) or False (Cancel / Escape)."""
+class PromoteDialog(ConfirmBase):
+    """Dismisses with True (Write / ctrl+s) or False (Cancel / Escape); no letter answers it."""
 
-    CSS_PATH = style("dialogs.tcss")
+    CONFIRM_KEY = "ctrl+s"
     BINDINGS = [
         Binding("ctrl+s", "answer(True)", "Write", id="promote.write"),
         Binding("escape", "answer(False)", "Close", id="promote.cancel"),
     ]
 
     def __init__(self, plan: PromotePlan) -> None:
-        super().__init__(name="promote", classes="promote")
+        super().__init__(title_text(plan), "", visible(f"Write {plan.shown}"), cancel_label="Cancel (esc)",
+                         variant="primary", name="promote")
         self.plan = plan
 
-    def compose(self) -> ComposeResult:
-        plan = self.plan
-        with Vertical(id="dialog"):
-            yield Static(Text(title_text(plan)), id="title", markup=False)
-            with VerticalScroll(id="promote-diff"):
-                yield Static(diff_text(plan.diff), markup=False)
-            yield Static(Text("Nothing is written until you choose Write. The file is replaced in one step; text "
-                              "outside the marked section is kept as it is.", style="dim"),
-                         id="promote-note", markup=False)
-            with Horizontal(classes="buttons"):
-                yield Button(Text("Cancel (esc)"), id="cancel", variant="default")
-                yield Button(Text(visible(f"Write {plan.shown} (ctrl+s)")), id="write", variant="primary")
-
-    def on_mount(self) -> None:
-        self.query_one("#cancel", Button).focus()
-
-    @on(Button.Pressed, "#write")
-    def _write(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(True)
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(False)
-
-    def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="promote-diff"):
+            yield Static(diff_text(self.plan.diff), markup=False)
+        yield Static(Text("Nothing is written until you choose Write, and then only if the items and the file "
+                          "still give this diff. The file is replaced in one step; text outside the marked "
+                          "section, and lines in it that promote did not write, are kept as they are.",
+                          style="dim"),
+                     id="promote-note", markup=False)
