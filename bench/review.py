@@ -9,9 +9,9 @@ Uses the synthetic stores of `bench/recall.py` (built there, or reused from its 
   files, so every path entry is checked and found stale (the literal ones by `lstat`, the globs
   against an empty listing): the path check costs its most, the file listing its least.
 - **Map, approval auto vs review** in the same process, same requests: `auto` (nothing hidden) and
-  `review` with 90 % of the items kept (the unreviewed rows are left out of both lanes), from a warm
-  memo; then `review` right after a keep (the marks changed: the unreviewed set is read again and a
-  filtered standing base built) and right after an item write (the memo starts over too).
+  `review` with 90 % of the items kept (only kept revisions pass, in both lanes: the policy's
+  allow-list), from a warm memo; then `review` right after a keep (the marks changed: they are read
+  again and a filtered standing base built) and right after an item write (the memo starts over too).
 Wall and CPU p50/p95 per request; ratios review/auto of the CPU p95. Figures are printed, never
 asserted; the machine may be shared (a CPU calibration loop is printed before and after).
 """

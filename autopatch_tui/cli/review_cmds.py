@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from autopatch_tui.cli.output import emit_json, say
-from autopatch_tui.core.errors import UsageError
+from autopatch_tui.core.errors import MemoryNotFoundError, UsageError
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.memory.review_service import APPROVAL_ENV
+from autopatch_tui.core.memory.review_service import APPROVAL_ENV, RevisionChangedError
 from autopatch_tui.core.terminal_text import one_line
 
 MAX_ID_CHARS = 128
@@ -21,6 +21,17 @@ def item_id(text: str) -> str:
     if len(text) > MAX_ID_CHARS:
         raise argparse.ArgumentTypeError(f"an item ID is at most {MAX_ID_CHARS} characters")
     return text.strip()
+
+
+def item_revision(text: str) -> tuple[str, int | None]:
+    """An argparse `type` for `memory review keep`: `ID` (the current revision) or `ID@REV` (exactly
+    the revision the user saw: `memory review` shows it as rREV, `--json` as "revision")."""
+    ident, at, rev = text.strip().rpartition("@")
+    if not at:
+        return item_id(text), None
+    if not rev.isascii() or not rev.isdigit() or int(rev) < 1 or len(rev) > 9:
+        raise argparse.ArgumentTypeError(f"{one_line(text.strip())!r}: after @ comes a revision number (ID@REV)")
+    return item_id(ident), int(rev)
 
 
 def approval_note(mode: str) -> str:
@@ -42,10 +53,11 @@ def cmd_review(mgr: MemoryManager, args: argparse.Namespace) -> int:
     for e in entries:
         s = e.summary
         paths = f" ({one_line(', '.join(s.applies_to_paths))})" if s.applies_to_paths else ""
-        say(f"{s.id}  {e.change} r{e.revision} [{KIND_WORDS.get(s.kind, s.kind)}] {one_line(s.subject)}: "
+        say(f"{one_line(s.id)}  {e.change} r{e.revision} [{KIND_WORDS.get(s.kind, s.kind)}] {one_line(s.subject)}: "
             f"{one_line(s.statement)}{paths}")
     if entries:
-        say("Keep: `memory review keep ID...` or `memory review keep --all`; forget: `memory forget ID`.")
+        say("Keep exactly what you read: `memory review keep ID@REV...` (refused if the item changed since), "
+            "or `memory review keep --all`; forget: `memory forget ID`.")
     return 0
 
 
@@ -53,20 +65,30 @@ cmd_review.reads_only = True  # type: ignore[attr-defined]  # a read-only store 
 
 
 def cmd_review_keep(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    ids: list[str] = args.ids or []
-    if args.all and ids:
+    given: list[tuple[str, int | None]] = args.ids or []
+    if args.all and given:
         raise UsageError("memory review keep: give item IDs or --all, not both")
-    if not args.all and not ids:
+    if not args.all and not given:
         raise UsageError("memory review keep: give at least one item ID, or --all")
     mgr.require_healthy()  # the list above may run read-only; keeping writes
-    kept = mgr.review.keep_all() if args.all else mgr.review.keep(ids)
+    ids = [i for i, _ in given]
+    revisions: dict[str, int] = {}
+    for i, rev in given:
+        if rev is not None:
+            if revisions.setdefault(i, rev) != rev:
+                raise UsageError(f"memory review keep: {one_line(i)} is named with two revisions")
+    try:
+        kept = mgr.review.keep_all() if args.all else mgr.review.keep(ids, revisions=revisions or None)
+    except RevisionChangedError as exc:  # say how to go on
+        raise MemoryNotFoundError(f"{exc} — read it again (`memory review`), then `memory review keep "
+                                  f"{one_line(exc.logical_id)}@{exc.revision}`") from None
     if args.json:
         emit_json({"kept": kept})
         return 0
     if not kept:
         say("Nothing awaits review.")
     else:
-        say(f"Kept {len(kept)} item{'s' if len(kept) != 1 else ''}: {', '.join(kept)}")
+        say(f"Kept {len(kept)} item{'s' if len(kept) != 1 else ''}: {', '.join(one_line(k) for k in kept)}")
     return 0
 
 
@@ -78,12 +100,17 @@ def cmd_audit(mgr: MemoryManager, args: argparse.Namespace) -> int:
     say(f"Checked {report.checked} active item{'s' if report.checked != 1 else ''}: "
         f"{len(report.duplicates)} duplicate group(s), {len(report.conflicts)} conflict(s), "
         f"{len(report.stale_paths)} item(s) with stale paths.")
+    if report.truncated:
+        from autopatch_tui.core.memory.audit import MAX_PAIR_CHECKS  # the audit's code: only when auditing
+
+        say(f"The conflict check stopped after {MAX_PAIR_CHECKS:,} pairs of items: the conflicts below are "
+            "some of them, not all.")
     for f in report.duplicates:
-        say(f"duplicate: {', '.join(f.ids)} — {one_line(f.why)}")
+        say(f"duplicate: {', '.join(one_line(i) for i in f.ids)} — {one_line(f.why)}")
     for f in report.conflicts:
-        say(f"conflict:  {', '.join(f.ids)} — {one_line(f.why)}")
+        say(f"conflict:  {', '.join(one_line(i) for i in f.ids)} — {one_line(f.why)}")
     for s in report.stale_paths:
-        say(f"stale:     {s.id} — no file matches {', '.join(one_line(p) for p in s.paths)}")
+        say(f"stale:     {one_line(s.id)} — no file matches {', '.join(one_line(p) for p in s.paths)}")
     return 0
 
 
@@ -96,10 +123,12 @@ def add_review_parsers(msub: argparse._SubParsersAction, common: argparse.Argume
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_review)
     rsub = p.add_subparsers(dest="review_action", metavar="ACTION")
-    k = rsub.add_parser("keep", help="mark items kept: IDs, or --all", parents=[common])
-    k.add_argument("ids", nargs="*", metavar="ID", type=item_id)
+    k = rsub.add_parser("keep", help="mark items kept: IDs (ID@REV: only if still that revision), or --all",
+                        parents=[common])
+    k.add_argument("ids", nargs="*", metavar="ID[@REV]", type=item_revision)
     k.add_argument("--all", action="store_true", help="keep every item awaiting review")
-    k.add_argument("--json", action="store_true")
+    # SUPPRESS: `memory review --json keep …` keeps the --json given before `keep`
+    k.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     k.set_defaults(handler=cmd_review)
 
     p = msub.add_parser("audit", help="duplicates, conflicts and stale paths among the active items (no model)",

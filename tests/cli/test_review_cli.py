@@ -151,3 +151,72 @@ def test_store_text_never_reaches_the_terminal_raw(invoke_cli, repo: Path, setti
     rc, out, _ = invoke_cli("memory", "review", json=True)
     assert "\x1b[31m" in out["items"][0]["statement"]  # JSON keeps the data exact (it is escaped by JSON)
     assert json.dumps(out)  # one document
+
+
+def test_ids_from_the_store_never_reach_the_terminal_raw(invoke_cli, repo: Path, settings: Settings) -> None:
+    """Review v21 #5: an item ID is store text like any other (a merged or hand-edited store can
+    hold anything); every line that names one escapes it, errors included."""
+    evil = "mem-X\x1b]0;owned\x07\x1b[2J"
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        conn = mgr.store.conn()
+        add_item(conn, subject="colour", statement="Use colour output.", logical_id=evil, applies_to_paths=["gone/"])
+        add_item(conn, subject="colours", statement="Never use colour output.")
+    finally:
+        mgr.close()
+    outputs = []
+    for cmd in (["memory", "review"], ["memory", "audit"], ["memory", "review", "keep", "mem-X@7"],
+                ["memory", "review", "keep", "mem-X"]):
+        rc, text, err = invoke_cli(*cmd)
+        outputs.append((cmd, rc, text + err))
+    for cmd, rc, text in outputs:
+        assert "mem-X" in text and "\\x1b" in text, (cmd, text)
+        assert "\x1b" not in text and "\x07" not in text, (cmd, text)
+    assert [rc for _, rc, _ in outputs] == [0, 0, 1, 0]
+
+
+def test_keep_id_at_rev_keeps_only_the_revision_that_was_read(invoke_cli, seeded, repo: Path) -> None:
+    """Review v21 #6: `keep ID@REV` refuses an item revised since it was listed (and says how to go
+    on); `keep ID@REV` of the current revision keeps it; a bad @REV is a usage error."""
+    second, revised, _ = seeded
+    rc, out, err = invoke_cli("memory", "review", "keep", f"{revised}@1", json=True)  # it is at revision 2
+    assert rc == 1 and _marks(repo) is None
+    assert "revision 2, not revision 1" in err and f"memory review keep {revised}@2" in err and "nothing was marked" in err
+    rc, out, err = invoke_cli("memory", "review", "keep", f"{second}@1", f"{revised[:-3]}@1", json=True)
+    assert rc == 1 and _marks(repo) is None  # one stale revision: nothing marked, by prefix too
+    rc, out, err = invoke_cli("memory", "review", "keep", f"{second}@1", f"{revised[:-3]}@2", json=True)
+    assert (rc, out) == (0, {"kept": [second, revised]}), err
+    for bad in (f"{second}@", f"{second}@x", f"{second}@0", f"{second}@-1", "@1"):
+        rc, _, err = invoke_cli("memory", "review", "keep", bad)
+        assert rc == 2 and "Traceback" not in err, (bad, err)
+    rc, _, err = invoke_cli("memory", "review", "keep", f"{second}@1", f"{second}@2")
+    assert rc == 2 and "two revisions" in err
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_json_works_before_and_after_keep(invoke_cli, seeded, where: str) -> None:
+    second, _, _ = seeded
+    args = ["memory", "review", "--json", "keep", second] if where == "before" else \
+        ["memory", "review", "keep", second, "--json"]
+    rc, out, err = invoke_cli(*args)
+    assert rc == 0, err
+    assert json.loads(out) == {"kept": [second]}
+
+
+def test_an_audit_that_stopped_early_says_so(invoke_cli, repo: Path, settings: Settings, monkeypatch) -> None:
+    from autopatch_tui.core.memory import audit
+
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        for n in range(8):  # 28 pairs of different decisions on one subject, each anywhere
+            add_item(mgr.store.conn(), kind="project_decision", subject="release day", statement=f"Release on day {n}",
+                     applies_to_paths=[f"*.ext{n}"])
+    finally:
+        mgr.close()
+    rc, out, _ = invoke_cli("memory", "audit", json=True)
+    assert rc == 0 and "truncated" not in out and len(out["conflicts"]) == 28
+    monkeypatch.setattr(audit, "MAX_PAIR_CHECKS", 10)
+    rc, out, _ = invoke_cli("memory", "audit", json=True)
+    assert rc == 0 and out["truncated"] is True and len(out["conflicts"]) <= 10
+    rc, text, _ = invoke_cli("memory", "audit")
+    assert rc == 0 and "stopped after 10 pairs" in text

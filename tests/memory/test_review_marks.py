@@ -57,7 +57,7 @@ def test_keep_refuses_an_item_revised_since_it_was_shown(manager: MemoryManager)
     conn = manager.store.conn()
     item = add_item(conn, subject="s", statement="first")
     add_item(conn, subject="s", statement="second", logical_id=item.logical_id, revision=2)
-    with pytest.raises(MemoryNotFoundError, match="changed since"):
+    with pytest.raises(MemoryNotFoundError, match="now at revision 2, not revision 1"):
         manager.review.keep([item.logical_id], revisions={item.logical_id: 1})
     assert manager.review.count() == 1
     assert manager.review.keep_all(shown=[(item.logical_id, 1)]) == []  # keep all: only what was shown
@@ -189,3 +189,27 @@ def test_the_read_cache_follows_every_new_file(manager: MemoryManager) -> None:
     first = review_marks.load_kept(manager.paths, stamp)
     manager.review.keep([b])
     assert len(review_marks.load_kept(manager.paths, stamp)) == len(first) + 1
+
+
+def test_a_keep_in_another_process_is_noticed_once(manager: MemoryManager, repo, settings) -> None:
+    """`notice_outside_keeps`: a change of the marks file this process did not write is a Memory
+    change (once); this process's own keeps and a file already seen are not."""
+    from autopatch_tui.core.events import MemoryChanged
+
+    seen: list[object] = []
+    manager.events.subscribe(seen.append)
+    conn = manager.store.conn()
+    a, b = add_item(conn, subject="a", statement="A."), add_item(conn, subject="b", statement="B.")
+    manager.review.remember_marks()
+    assert manager.review.notice_outside_keeps() is False
+    manager.review.keep([a.logical_id])  # ours: announced by the keep itself, not again by the poll
+    assert manager.review.notice_outside_keeps() is False
+    other = MemoryManager.open(repo, settings)
+    try:
+        other.review.keep([b.logical_id])
+    finally:
+        other.close()
+    seen.clear()
+    assert manager.review.notice_outside_keeps() is True
+    assert [e for e in seen if isinstance(e, MemoryChanged)] == [MemoryChanged("review")]
+    assert manager.review.notice_outside_keeps() is False

@@ -129,7 +129,7 @@ def add_turn(conn_owner: object, user_text: str, answer: str | None, *, intent: 
 
 
 def _visible(row: sqlite3.Row, policy: RecallPolicy) -> bool:
-    if row["row_id"] in policy.hidden:  # approval mode: awaiting review (contracts §8)
+    if not policy.allows(row["id"]):  # approval mode: only kept revisions (contracts §8)
         return False
     if row["kind"] == "discussion_context":
         return policy.discussion_thread is not None and row["thread_id"] == policy.discussion_thread

@@ -9,19 +9,23 @@ over them plus indexed lookups, so it stays well under a second at 10k items (`b
   where one forbids what the other requires (a negative clause whose whole core lies inside a
   positive clause's core: `audit_text.forbids_what_requires`), or two decisions with the same
   normalized subject whose statements differ.
-- **stale paths**: `applies_to_paths` entries that match nothing in the repository now: a literal
-  path that does not exist; a glob that covers no file (git's tracked and untracked files that are
+- **stale paths**: `applies_to_paths` entries that match nothing in the repository now (`..`
+  resolved lexically first; an entry that leaves the repository is stale): a literal path that
+  does not exist; a glob that covers no file (git's tracked and untracked files that are
   not ignored; outside git, every file but those under `.git/` and `.autopatch-j/`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import posixpath
 import sqlite3
 import subprocess
+from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from autopatch_tui.core.memory.audit_text import Clause, clauses
@@ -29,6 +33,10 @@ from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.terms import normalize_phrase
 
 PROJECT_KINDS = ("user_preference", "project_decision")
+# Pairs of items the conflict check compares at most (both kinds of conflict together). Items are
+# paired only when they can conflict at all (a shared word; one subject and nested scopes), so a
+# store reaches this only when that many pairs really are candidates — then the report says so.
+MAX_PAIR_CHECKS = 100_000
 MAX_LISTED_FILES = 500_000
 GIT_TIMEOUT_SECONDS = 10.0
 
@@ -57,11 +65,16 @@ class AuditReport:
     duplicates: list[Finding] = field(default_factory=list)
     conflicts: list[Finding] = field(default_factory=list)
     stale_paths: list[StalePaths] = field(default_factory=list)
+    # the conflict check stopped at MAX_PAIR_CHECKS comparisons: the conflicts listed are some of them
+    truncated: bool = False
 
     def as_json(self) -> dict[str, object]:
-        return {"checked": self.checked, "duplicates": [f.as_json() for f in self.duplicates],
-                "conflicts": [f.as_json() for f in self.conflicts],
-                "stale_paths": [s.as_json() for s in self.stale_paths]}
+        out: dict[str, object] = {"checked": self.checked, "duplicates": [f.as_json() for f in self.duplicates],
+                                  "conflicts": [f.as_json() for f in self.conflicts],
+                                  "stale_paths": [s.as_json() for s in self.stale_paths]}
+        if self.truncated:  # only then: the contract's document is unchanged otherwise
+            out["truncated"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -73,7 +86,7 @@ class _Item:
     paths: tuple[str, ...]
     clauses: tuple[Clause, ...]
 
-    @property
+    @cached_property
     def signature(self) -> tuple:
         return tuple((c.negative, c.core) for c in self.clauses if c.core)
 
@@ -95,7 +108,9 @@ def load_items(conn: sqlite3.Connection) -> list[_Item]:
 
 def run_audit(conn: sqlite3.Connection, repo: Path) -> AuditReport:
     items = load_items(conn)
-    return AuditReport(len(items), duplicates(items), conflicts(items), stale_paths(items, repo))
+    budget = PairBudget()
+    found = conflicts(items, budget)
+    return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), truncated=budget.spent_out)
 
 
 # --------------------------------------------------------------------------- duplicates
@@ -158,33 +173,118 @@ def _entry_prefix(entry: str) -> str:
     return "/".join(fixed)
 
 
-def _entries_overlap(a: str, b: str) -> bool:
-    a, b = normalize_path(a), normalize_path(b)
-    if a in ("", "*", "**") or b in ("", "*", "**"):
-        return True
-    if path_covers(a, b) or path_covers(b, a):
-        return True
-    pa, pb = _entry_prefix(a), _entry_prefix(b)
-    if pa == a and pb == b:
-        return False  # two literal paths, neither inside the other
-    return path_covers(pa, pb) or path_covers(pb, pa) if pa and pb else True
+def lexical_path(entry: str) -> str:
+    """An entry in recall's normalized form with `..` resolved lexically (`src/../lib` → `lib`;
+    `src/../../x` → `../x`, which leaves the repository); "" is the repository root."""
+    norm = normalize_path(entry)
+    if ".." not in norm.split("/"):
+        return norm
+    resolved = posixpath.normpath(norm)
+    return "" if resolved == "." else resolved
+
+
+def _leaves_repository(path: str) -> bool:
+    return path == ".." or path.startswith("../")
+
+
+def _nested(a: str, b: str) -> bool:
+    """Whether one literal path is the other or lies inside it."""
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+@lru_cache(maxsize=65536)
+def _prefixes_of(paths: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Each entry's literal leading folders, normalized (`_entry_prefix`; a literal entry is
+    itself), or None when the item can apply anywhere: no entry (the whole project), or an entry
+    without a literal leading folder ("", "*", "**", `*.py`, `**/x`)."""
+    if not paths:
+        return None
+    out = []
+    for entry in paths:
+        prefix = _entry_prefix(lexical_path(entry))
+        if not prefix:
+            return None
+        out.append(prefix)
+    return tuple(dict.fromkeys(out))
 
 
 @lru_cache(maxsize=65536)
 def scopes_overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """Whether two applies-to lists can apply to one path: a whole-project item overlaps every
-    item; otherwise two entries must overlap (one covers the other, or a glob's literal leading
-    folders and the other entry lie one inside the other)."""
-    if not a or not b:
+    item; otherwise two entries must overlap — one covers the other (recall's `path_covers`), or a
+    glob's literal leading folders and the other entry lie one inside the other. Both come to one
+    test, without matching a glob: the entries' literal leading folders lie one inside the other (a
+    path a glob covers starts with the glob's literal folders), or an entry has none."""
+    pa, pb = _prefixes_of(a), _prefixes_of(b)
+    if pa is None or pb is None:
         return True
-    return any(_entries_overlap(x, y) for x in a for y in b)
+    return any(_nested(x, y) for x in pa for y in pb)
 
 
 def _scope_words(paths: tuple[str, ...]) -> str:
     return ", ".join(paths) if paths else "the whole project"
 
 
-def conflicts(items: list[_Item]) -> list[Finding]:
+class PairBudget:
+    """How many more item pairs the conflict check may compare (`MAX_PAIR_CHECKS`)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.left = MAX_PAIR_CHECKS if limit is None else limit
+        self.spent_out = False
+
+    def take(self, n: int = 1) -> bool:
+        if self.left < n:
+            self.left = 0
+            self.spent_out = True
+            return False
+        self.left -= n
+        return True
+
+
+def _overlap_candidates(group: list[_Item]) -> Iterator[tuple[int, int]]:
+    """Index pairs (i < j) of one subject's items whose scopes overlap (`scopes_overlap`), each
+    once, without pairing every two items: an item that can apply anywhere pairs with all; a
+    scoped one with the items one of whose prefixes is an ancestor of (or equal to) one of its own
+    — found by walking its prefixes' ancestors in an index, so disjoint scopes cost nothing."""
+    wide: list[int] = []
+    by_prefix: dict[str, list[int]] = defaultdict(list)  # indices in increasing order
+    prefixes: list[tuple[str, ...] | None] = []
+    for n, it in enumerate(group):
+        pre = _prefixes_of(it.paths)
+        prefixes.append(pre)
+        if pre is None:
+            wide.append(n)
+        else:
+            for prefix in pre:
+                by_prefix[prefix].append(n)
+    for i in wide:
+        for j in range(len(group)):
+            if j != i and (prefixes[j] is not None or i < j):
+                yield (i, j) if i < j else (j, i)
+    for n, pre in enumerate(prefixes):
+        if pre is None:
+            continue
+        seen: set[int] = set()
+        for prefix in pre:
+            parts = prefix.split("/")
+            for k in range(1, len(parts) + 1):
+                bucket = by_prefix.get("/".join(parts[:k]), ())
+                if k == len(parts):  # n's own prefix: met from both sides, so once, from the larger index
+                    bucket = bucket[:bisect_left(bucket, n)]
+                for m in bucket:
+                    if m == n or m in seen:
+                        continue
+                    seen.add(m)
+                    # m's prefix is a strict ancestor of n's: m meets n from its own side only when
+                    # one of n's prefixes is also an ancestor of (or equal to) one of m's — then
+                    # once, from the larger index
+                    theirs = prefixes[m] or ()
+                    if m < n or not any(x == y or x.startswith(y + "/") for y in pre for x in theirs):
+                        yield (m, n) if m < n else (n, m)
+
+
+def conflicts(items: list[_Item], budget: PairBudget | None = None) -> list[Finding]:
+    budget = budget if budget is not None else PairBudget()
     project = [it for it in items if it.space == "project"]
     found: dict[tuple[str, str], str] = {}
     # one forbids what the other requires: index positive clauses by each core word; a negative
@@ -202,25 +302,33 @@ def conflicts(items: list[_Item]) -> list[Finding]:
                 continue
             forbidden = neg.words  # inside a positive clause's words: that clause holds its rarest word
             rarest = min(forbidden, key=lambda w: len(positives.get(w, ())))
-            for m, required in positives.get(rarest, ()):
+            candidates = positives.get(rarest, ())
+            if not budget.take(len(candidates)):
+                break
+            for m, required in candidates:
                 if m == n or not forbidden <= required:
                     continue
                 other = project[m]
                 key = (it.id, other.id) if it.id < other.id else (other.id, it.id)
                 if key not in found and scopes_overlap(it.paths, other.paths):
                     found[key] = f"{other.id} requires what {it.id} forbids ({' '.join(neg.core)})"  # type: ignore[index]
-    # two different decisions on one subject for overlapping scopes
+    # two different decisions on one subject for overlapping scopes: only items whose scopes can
+    # overlap are paired (a thousand decisions on "naming", each for its own package, are no pairs)
     by_subject: dict[str, list[_Item]] = defaultdict(list)
     for it in project:
         if it.kind == "project_decision" and it.subject:
             by_subject[it.subject].append(it)
     for subject, group in by_subject.items():
-        for i, a in enumerate(group):
-            for b in group[i + 1:]:
-                if a.signature != b.signature and scopes_overlap(a.paths, b.paths):
-                    key = tuple(sorted((a.id, b.id)))
-                    found.setdefault(key, f"two different decisions on \"{subject}\" for overlapping scopes "  # type: ignore[index]
-                                          f"({_scope_words(a.paths)}; {_scope_words(b.paths)})")
+        if len(group) < 2:
+            continue
+        for i, j in _overlap_candidates(group):
+            if not budget.take():
+                break
+            a, b = group[i], group[j]
+            if a.signature != b.signature and scopes_overlap(a.paths, b.paths):
+                key = (a.id, b.id) if a.id < b.id else (b.id, a.id)
+                found.setdefault(key, f"two different decisions on \"{subject}\" for overlapping scopes "
+                                      f"({_scope_words(a.paths)}; {_scope_words(b.paths)})")
     return [Finding(list(k), why) for k, why in sorted(found.items())]
 
 
@@ -260,11 +368,13 @@ def stale_paths(items: list[_Item], repo: Path) -> list[StalePaths]:
         stale = []
         for entry in it.paths:
             if entry not in verdict:
-                norm = normalize_path(entry)
+                norm = lexical_path(entry)  # `..` resolved first: what leaves the repository is stale
                 if norm in ("", "*", "**"):
                     verdict[entry] = False
+                elif _leaves_repository(norm):
+                    verdict[entry] = True
                 elif not _is_glob(norm):
-                    verdict[entry] = norm.startswith("../") or norm == ".." or not os.path.lexists(repo / norm)
+                    verdict[entry] = not os.path.lexists(repo / norm)
                 else:
                     if files is None:
                         files = repository_files(repo)

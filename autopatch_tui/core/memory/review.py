@@ -1,6 +1,6 @@
 """The review inbox over one connection (contracts §8): which active revisions are `new` (not kept),
-the unreviewed rows recall must skip in approval mode, the revision a revised item is compared
-with, which IDs a `keep` may mark, and which marks are still worth keeping.
+the revision a revised item is compared with, which IDs a `keep` may mark, and which marks are
+still worth keeping. (Approval mode recalls only kept revisions: `RecallPolicy.kept`.)
 
 The marks themselves (a set of kept revision IDs) come from `review_marks`; nothing here writes."""
 
@@ -8,20 +8,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from autopatch_tui.core.errors import MemoryNotFoundError
-from autopatch_tui.core.memory import change_journal
 from autopatch_tui.core.memory.items import resolve_logical_id, summary_from_row
 from autopatch_tui.core.memory.models import ItemSummary
-from autopatch_tui.core.recall.memo import STAMP, memo
+from autopatch_tui.core.terminal_text import one_line
 
-MAX_CARRIED = 16  # connections whose unreviewed set is carried across Memory versions
-_carry_lock = threading.Lock()
-_carried: OrderedDict[int, tuple[sqlite3.Connection, object, frozenset[str], int, frozenset[int]]] = OrderedDict()
-carry_stats = {"carried": 0, "built": 0}  # what the last requests did (tests and the bench read it)
 # CROSS JOIN: the marks drive the join (one index lookup each), never a scan of the items per mark
 _KEPT_ACTIVE_SQL = ("SELECT m.row_id FROM json_each(?) j CROSS JOIN memory_items m ON m.id = j.value"
                     " WHERE m.status = 'active'")
@@ -39,55 +32,6 @@ def count_new(conn: sqlite3.Connection, kept: frozenset[str]) -> int:
         return int(active)
     kept_active = conn.execute(f"SELECT count(*) FROM ({_KEPT_ACTIVE_SQL})", (_kept_json(kept),)).fetchone()[0]
     return int(active) - int(kept_active)
-
-
-def unreviewed_rows(conn: sqlite3.Connection, kept: frozenset[str], token: object) -> frozenset[int]:
-    """Row IDs of the active revisions that are not kept: what approval mode hides from recall (rows
-    retired since may stay in it: recall only ever returns active rows). Memoized per Memory version
-    (`memo`) and marks version (`token`). A new memo carries the previous set of this connection
-    over when the store is the same and its highest row ID did not go down: the rows written since
-    (above the old highest row ID) are added unless kept, and a change of the marks moves just the
-    rows of the marks added or removed — so after an item write or a keep a request pays for the
-    change, not for every item."""
-    m = memo(conn)
-    key = ("review_unreviewed", token)
-    hit = m.get(key)
-    if hit is not None:
-        return hit
-    highest = int(m[STAMP][1] or 0)
-    skey = change_journal.store_key(conn)
-    with _carry_lock:
-        prev = _carried.get(id(conn))
-    if prev is not None and prev[0] is conn and prev[1] == skey and prev[3] <= highest:
-        _, _, old_kept, old_highest, old_hidden = prev
-        hidden = set(old_hidden)
-        added, removed = kept - old_kept, old_kept - kept
-        if added:
-            hidden.difference_update(r[0] for r in conn.execute(_KEPT_ACTIVE_SQL, (_kept_json(added),)))
-        if removed:
-            hidden.update(r[0] for r in conn.execute(_KEPT_ACTIVE_SQL, (_kept_json(removed),)))
-        hidden.update(r[0] for r in conn.execute(
-            "SELECT row_id, id FROM memory_items WHERE row_id > ? AND status = 'active'", (old_highest,))
-            if r[1] not in kept)
-        carry_stats["carried"] += 1
-    else:
-        hidden = {r[0] for r in conn.execute("SELECT row_id FROM memory_items WHERE status = 'active'")}
-        if kept:
-            hidden.difference_update(r[0] for r in conn.execute(_KEPT_ACTIVE_SQL, (_kept_json(kept),)))
-        carry_stats["built"] += 1
-    hit = m[key] = frozenset(hidden)
-    with _carry_lock:
-        _carried[id(conn)] = (conn, skey, kept, highest, hit)
-        _carried.move_to_end(id(conn))
-        while len(_carried) > MAX_CARRIED:
-            _carried.popitem(last=False)
-    return hit
-
-
-def clear_carried() -> None:
-    """Forget every carried set (tests, the benchmark's cold runs)."""
-    with _carry_lock:
-        _carried.clear()
 
 
 @dataclass(frozen=True)
@@ -159,7 +103,8 @@ def active_revision(conn: sqlite3.Connection, item_id: str) -> sqlite3.Row:
     logical = resolve_logical_id(conn, item_id)
     row = conn.execute("SELECT * FROM memory_items WHERE logical_id = ? AND status = 'active'", (logical,)).fetchone()
     if row is None:
-        raise MemoryNotFoundError(f"Memory item {logical} is not active (forgotten or superseded); nothing was marked")
+        raise MemoryNotFoundError(f"Memory item {one_line(logical)} is not active (forgotten or superseded); "
+                                  "nothing was marked")
     return row
 
 

@@ -6,8 +6,9 @@
 - `keep(ids)` / `keep_all()`: validate every ID first (an unknown or inactive one marks nothing),
   then one locked read-modify-write of the marks file;
 - approval mode: `approval` (`auto` | `review`, from the settings, switchable at run time without a
-  restart: every request asks for its policy when it starts), `hidden_rows()` — the rows recall
-  skips in `review` mode — and `policy(intent, thread)`, the request's `RecallPolicy` with them."""
+  restart: every request asks for its policy when it starts), `recallable()` — in `review` mode the
+  kept revision IDs, the only ones recall may return — and `policy(intent, thread)`, the request's
+  `RecallPolicy` with that allow-list, taken once when the request starts."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from autopatch_tui.core.memory.items import summary_from_row
 from autopatch_tui.core.memory.models import ItemSummary
 from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.recall.query import RecallPolicy, policy_for
+from autopatch_tui.core.terminal_text import one_line
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
@@ -32,6 +34,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 APPROVAL_MODES = ("auto", "review")
 APPROVAL_ENV = "AUTOPATCH_MEMORY_APPROVAL"
+_UNSEEN = object()
+
+
+class RevisionChangedError(MemoryNotFoundError):
+    """A keep of the revision the user saw, when the item has been revised since: nothing marked."""
+
+    def __init__(self, logical_id: str, revision: int, seen: int) -> None:
+        super().__init__(f"Memory item {one_line(logical_id)} is now at revision {revision}, not revision {seen}; "
+                         "nothing was marked")
+        self.logical_id, self.revision = logical_id, revision
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,7 @@ class ReviewService:
         self._mgr = manager
         self._approval = manager.settings.memory_approval
         self._lock = threading.Lock()
+        self._seen_token: object = _UNSEEN  # the marks file as this process last read or wrote it
 
     # --- approval mode ------------------------------------------------------------------------
     @property
@@ -112,8 +125,9 @@ class ReviewService:
 
     def keep(self, item_ids: list[str], *, revisions: dict[str, int] | None = None) -> list[str]:
         """Mark the current revision of each item kept. Every ID is checked first: an unknown or
-        inactive one (or, with `revisions`, one revised since it was shown) marks nothing. Returns
-        the logical IDs, in the order given."""
+        inactive one (or, with `revisions` — the revision the user saw, by the ID as given or by
+        the item's logical ID — one revised since it was shown) marks nothing. Returns the logical
+        IDs, in the order given."""
         if not item_ids:
             raise UsageError("name at least one item ID, or use --all")
         self._mgr.require_healthy()
@@ -122,11 +136,10 @@ class ReviewService:
             rows = [review.active_revision(conn, i) for i in item_ids]
             stamp = self._stamp(conn)
         if revisions:
-            for r in rows:
-                expected = revisions.get(r["logical_id"])
+            for given, r in zip(item_ids, rows):
+                expected = revisions.get(given, revisions.get(r["logical_id"]))
                 if expected is not None and expected != r["revision"]:
-                    raise MemoryNotFoundError(f"Memory item {r['logical_id']} changed since it was shown (now revision "
-                                              f"{r['revision']}); nothing was marked")
+                    raise RevisionChangedError(r["logical_id"], r["revision"], expected)
         ids = frozenset(r["id"] for r in rows)
         self._write(conn, stamp, lambda kept: kept | ids)
         return list(dict.fromkeys(r["logical_id"] for r in rows))
@@ -154,24 +167,49 @@ class ReviewService:
 
         with self._lock:
             review_marks.update_kept(self._mgr.paths, stamp, apply)
+            self._seen_token = review_marks.file_token(self._mgr.paths)
         self._mgr.events.emit(MemoryChanged("review"))
 
+    def remember_marks(self) -> None:
+        """Take the marks file as it is now as seen (an inbox about to read them): only a change
+        after this is an outside keep for `notice_outside_keeps`."""
+        token = review_marks.file_token(self._mgr.paths)
+        with self._lock:
+            self._seen_token = token
+
+    def notice_outside_keeps(self) -> bool:
+        """Whether the marks file changed since this process last looked at or wrote it — a keep in
+        another process (`memory review keep` in a shell) or a file moved away. If so,
+        `MemoryChanged("review")` is emitted, so an open inbox and the status bar follow. One
+        `lstat`; the first call only remembers the file."""
+        token = review_marks.file_token(self._mgr.paths)
+        with self._lock:
+            if token == self._seen_token:
+                return False
+            first = self._seen_token is _UNSEEN
+            self._seen_token = token
+        if first:
+            return False
+        self._mgr.events.emit(MemoryChanged("review"))
+        return True
+
     # --- recall ---------------------------------------------------------------------------------
-    def hidden_rows(self, conn: sqlite3.Connection) -> frozenset[int]:
-        """The rows recall must skip now: none in `auto` mode; in `review` mode every active
-        revision not kept. Marks that cannot be read hide every active revision (fail closed)."""
+    def recallable(self, conn: sqlite3.Connection) -> frozenset[str] | None:
+        """What recall may return now: None in `auto` mode (everything); in `review` mode the kept
+        revision IDs — an allow-list, so a revision written after this call is never among them.
+        Marks that cannot be read allow nothing (fail closed)."""
         if self._approval != "review":
-            return frozenset()
+            return None
         try:
-            token, kept = review_marks.kept_with_token(self._mgr.paths, self._stamp(conn))
+            return review_marks.load_kept(self._mgr.paths, self._stamp(conn))
         except (AutopatchError, OSError) as exc:  # fail closed: nothing unreviewed is recalled
             log.warning("review marks unreadable; approval mode hides every item: %s", type(exc).__name__)
-            token, kept = ("unreadable",), frozenset()
-        return review.unreviewed_rows(conn, kept, token)
+            return frozenset()
 
     def policy(self, intent: str, thread_id: str | None, conn: sqlite3.Connection | None = None) -> RecallPolicy:
-        """The request's immutable policy, with the rows approval mode hides."""
+        """The request's immutable policy; in `review` mode with the kept revisions as they are when
+        the request starts (anything written or revised while it runs stays hidden)."""
         base = policy_for(intent, thread_id)
         if self._approval != "review":
             return base
-        return replace(base, hidden=self.hidden_rows(conn or self._mgr.store.read_conn()))
+        return replace(base, kept=self.recallable(conn or self._mgr.store.read_conn()))

@@ -35,7 +35,7 @@ FIELD_RANK = dict(postings.FIELD)  # a field's rank is its stored code: content 
 MATCH_TYPES = {rank: name for name, rank in FIELD_RANK.items()}
 COMMON_TERM_ITEMS = 250
 # what Match.row carries: exactly what the Map lines, search results and ranking read
-ROW_COLUMNS = ("row_id", "logical_id", "kind", "subject", "statement", "strength", "recall_mode", "applies_to_paths")
+ROW_COLUMNS = ("row_id", "id", "logical_id", "kind", "subject", "statement", "strength", "recall_mode", "applies_to_paths")
 _SELECT = "SELECT " + ", ".join(f"m.{c}" for c in ROW_COLUMNS) + " FROM memory_items m"
 _KNOWN_KINDS = C.ITEM_KINDS
 
@@ -261,10 +261,10 @@ def lexical_matches(conn: sqlite3.Connection, terms: list[str], policy: RecallPo
             "ncommon": len(common), "keys": json.dumps(key_ids, ensure_ascii=False),
             "keycap": phrase_index.PHRASE_KEY_ITEMS, **params}).fetchall()
     spec_of = _Specificity(paths)
-    hidden = policy.hidden  # approval mode: rows awaiting review are never recalled
+    kept = policy.kept  # approval mode: only revisions kept when the request started are recalled
     out: list[Match] = []
     for r in rows:
-        if hidden and r["row_id"] in hidden:
+        if kept is not None and r["id"] not in kept:
             continue
         spec = spec_of(r["applies_to_paths"])
         if spec < 0 and policy.require_path_applicability:
@@ -288,8 +288,8 @@ def standing_items(conn: sqlite3.Connection, policy: RecallPolicy, paths: tuple[
     hit = cache.get(key)
     if hit is None:
         hit = cache[key] = _standing(conn, clause, args, paths)
-    hidden = policy.hidden
-    return [m for m in hit if m.row["row_id"] not in hidden] if hidden else list(hit)
+    kept = policy.kept
+    return list(hit) if kept is None else [m for m in hit if m.row["id"] in kept]
 
 
 def standing_rows(conn: sqlite3.Connection, kinds: tuple[str, ...], thread: str | None = None) -> list[sqlite3.Row]:

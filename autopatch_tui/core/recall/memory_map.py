@@ -256,23 +256,22 @@ def _standing_caches(conn: sqlite3.Connection) -> standing_carry.Caches:
 
 
 def _standing_base(conn: sqlite3.Connection, policy: RecallPolicy) -> _StandingBase:
-    """`_visible_base`, without the rows approval mode hides: a base of its own per set of hidden
-    `always` rows (a keep or a new hidden row changes the set, and with it the key), so the carried
-    caches stay right whatever the review marks do."""
+    """`_visible_base`, without what approval mode hides — every revision not in the policy's kept
+    snapshot: a filtered base of its own per base and kept set (a keep replaces the set, and with it
+    the key), so the carried caches stay right whatever the review marks do."""
     base, key = _visible_base(conn, policy)
-    if not policy.hidden:
-        return base
-    gone = policy.hidden.intersection(base.bounds)
-    if not gone:
+    kept = policy.kept
+    if kept is None:
         return base
     cache = _standing_caches(conn)[0]
-    gone_key = ("hidden", key, frozenset(gone))
-    filtered = cache.get(gone_key)
+    kept_key = ("kept", key, kept)  # the marks' frozenset is shared across requests: its hash is cached
+    filtered = cache.get(kept_key)
     if filtered is None:
-        for stale in [k for k in cache if k[0] == "hidden" and k[1] == key]:
+        for stale in [k for k in cache if k[0] == "kept" and k[1] == key]:
             del cache[stale]  # one filtered base per base: the marks moved on
         rows = [m.row for m in base.project_wide] + base.scoped
-        filtered = cache[gone_key] = _base_of([r for r in rows if r["row_id"] not in gone])
+        visible = [r for r in rows if r["id"] in kept]
+        filtered = cache[kept_key] = base if len(visible) == len(rows) else _base_of(visible)
     return filtered
 
 

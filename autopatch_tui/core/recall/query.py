@@ -71,8 +71,15 @@ class RecallPolicy:
     kinds: tuple[str, ...] = field(default=C.ITEM_KINDS)
     include_history: bool = True
     require_path_applicability: bool = False
-    # approval mode (contracts §8): the active rows awaiting review, never recalled by this request
-    hidden: frozenset[int] = field(default=frozenset())
+    # approval mode (contracts §8): the revision IDs kept when the request started — the only ones
+    # it may recall. An allow-list, not a list of rows to skip: a revision written while the request
+    # runs (the worker consolidating the previous turn) is in no snapshot, so it is hidden too.
+    # None: `auto` mode, nothing is hidden.
+    kept: frozenset[str] | None = None
+
+    def allows(self, revision_id: str) -> bool:
+        """Whether this request may recall the revision (`memory_items.id`)."""
+        return self.kept is None or revision_id in self.kept
 
     @property
     def repair(self) -> bool:

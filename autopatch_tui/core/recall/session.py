@@ -3,7 +3,7 @@
 Bound at `begin_turn` to its thread, policy and base query, it serves the Map, `memory_search`
 (≤ 4 distinct queries, ≤ 8 results each, a repeat is free) and `memory_read` (only IDs the Map,
 a search or a loaded instruction file's promoted bullets exposed, ≤ 8 distinct IDs; the policy —
-approval mode's hidden rows, a repair request's paths — is checked again at read time). Every tool result draws from one recall token pool.
+approval mode's kept revisions, a repair request's paths — is checked again at read time). Every tool result draws from one recall token pool.
 `close()` clears the readable-ID set; nothing here outlives the request."""
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class RecallSession:
             f"SELECT m.* FROM memory_items m WHERE m.logical_id = ? AND m.status = 'active' AND {clause}",
             [item_id, *args],
         ).fetchone()
-        if row is None or row["row_id"] in self.policy.hidden or _inapplicable(row, self.policy, self.query.paths):
+        if row is None or not self.policy.allows(row["id"]) or _inapplicable(row, self.policy, self.query.paths):
             raise RecallLimitError("that Memory item is not available to this request")
         content = row["content"]
         if len(content) > MAX_READ_CONTENT_CHARS:

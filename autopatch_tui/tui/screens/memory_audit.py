@@ -1,7 +1,8 @@
 """The Audit view of the Memory browser (`memory audit`, contracts §8): the findings — duplicates,
 conflicts, stale paths — in a list; the selected finding's items side by side below it, one card
 each, with forget on any of them. Enter (or Tab) moves from the list to the cards, ←/→ between
-cards, f forgets the focused card's item after the usual confirmation, Escape returns to the list.
+cards, Delete (or ctrl+d) forgets the focused card's item after the usual confirmation (no letter: a word
+typed here forgets nothing), Escape returns to the list.
 
 The audit and every item read run in thread workers; store text is plain `Text`, never markup."""
 
@@ -21,6 +22,8 @@ from textual.widgets import DataTable, Static
 from autopatch_tui.core.errors import AutopatchError, MemoryNotFoundError
 from autopatch_tui.core.memory.audit import AuditReport
 from autopatch_tui.core.memory.models import ItemDetail
+from autopatch_tui.core.terminal_text import one_line as safe_line
+from autopatch_tui.core.terminal_text import printable
 from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_SHORT, one_line
@@ -52,32 +55,34 @@ def readable_why(row: Row) -> str:
     why = row.why
     if len(row.ids) == 2:
         why = why.replace(row.ids[0], "the left item").replace(row.ids[1], "the right item")
+    why = safe_line(why)  # store text (IDs, subjects, paths): never raw on the terminal
     return why
 
 
 def summary_text(report: AuditReport) -> Text:
     return Text(f"Audit of {report.checked} active item{'s' if report.checked != 1 else ''} (no model): "
                 f"{len(report.duplicates)} duplicate group(s), {len(report.conflicts)} conflict(s), "
-                f"{len(report.stale_paths)} with stale paths")
+                f"{len(report.stale_paths)} with stale paths"
+                + (" · the conflict check stopped early: not every conflict is listed" if report.truncated else ""))
 
 
 def card_text(d: ItemDetail | None, item_id: str, stale: tuple[str, ...]) -> Text:
     t = Text()
     if d is None:
-        t.append(f"{item_id}\n", style="dim")
+        t.append(f"{safe_line(item_id)}\n", style="dim")
         t.append("This item no longer exists.", style="italic")
         return t
-    t.append(f"{KIND_SHORT.get(d.kind, d.kind)} · {d.id}", style="dim")
+    t.append(f"{KIND_SHORT.get(d.kind, d.kind)} · {safe_line(d.id)}", style="dim")
     if d.status != "active":
         t.append(f" · {d.status}", style="bold")
     t.append("\n")
-    t.append(d.statement, style="bold")
-    t.append(f"\n\nsubject  {d.subject}\n", style="")
+    t.append(printable(d.statement), style="bold")
+    t.append(f"\n\nsubject  {safe_line(d.subject)}\n", style="")
     t.append("paths    ")
     if not d.applies_to_paths:
         t.append("(whole project)")
     for n, p in enumerate(d.applies_to_paths):
-        t.append((", " if n else "") + p, style="strike" if p in stale else "")
+        t.append((", " if n else "") + safe_line(p), style="strike" if p in stale else "")
     t.append(f"\nrecall   {d.recall_mode}, {d.strength}, r{d.revision}, {d.updated_at[:10]}")
     return t
 
@@ -101,7 +106,8 @@ class ItemCard(Static, can_focus=True):
 
 class AuditView(Vertical):
     BINDINGS = [
-        Binding("f", "forget", "Forget", id="audit.forget", tooltip="forget the focused item (asks first)"),
+        # not a letter (issue #20): a word typed here forgets nothing
+        Binding("delete,ctrl+d", "forget", "Forget", id="audit.forget", tooltip="forget the focused item (asks first)"),
         Binding("escape", "to_list", "Back", id="audit.list", tooltip="from a card to the findings; from the "
                 "findings out of the browser"),
     ]
@@ -236,8 +242,8 @@ class AuditView(Vertical):
 
         def work() -> None:
             logical = self.services.manager.forget(item)
-            self.app.call_from_thread(self.app.notify, f"Forgot {logical}. The raw turns it came from are kept.",
-                                      markup=False)
+            self.app.call_from_thread(self.app.notify, f"Forgot {safe_line(logical)}. The raw turns it came from "
+                                      "are kept.", markup=False)
             self.app.call_from_thread(self.reload)
             self.app.call_from_thread(self.table.focus)
 

@@ -1,9 +1,11 @@
 """The review inbox of the Memory browser ("To review (N)", contracts §8): the items awaiting review,
 oldest first; for the selected one its kind, statement and every source quote inside its turn, and
 for a revision what changed against the kept revision (a word diff of the statement, the change of
-applicability). Keys act on the list only (no text field here): k keeps the item and moves on, K
-keeps every item shown (after a confirmation), f forgets (after the usual confirmation), j or Enter
-opens the source turn, a switches approval mode.
+applicability). Keys act on the list only (no text field here), and no letter writes (issue #20: a
+person may be typing here): Enter keeps the highlighted item and moves on, ctrl+k keeps every item
+shown and Delete (or ctrl+d) forgets — each after a confirmation —, j opens the source turn, ctrl+t
+switches approval mode (to `auto`, which weakens it, after a confirmation). A keep made in another
+process (`memory review keep` in a shell) shows within `OUTSIDE_POLL_SECONDS`.
 
 Every manager call runs in a thread worker; a result is applied only while it answers the latest
 request (a generation number). Store text is shown as plain `Text`, never markup."""
@@ -28,6 +30,8 @@ from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.memory.review import ReviewEntry
 from autopatch_tui.core.memory.review_service import KeptRevision
 from autopatch_tui.core.memory.word_diff import paths_change, word_diff
+from autopatch_tui.core.terminal_text import one_line as safe_line
+from autopatch_tui.core.terminal_text import printable
 from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_SHORT, one_line
@@ -38,6 +42,7 @@ from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 log = logging.getLogger(__name__)
 
 SHOWN = 200  # items listed at once (the oldest); keep all keeps exactly those shown
+OUTSIDE_POLL_SECONDS = 2.0  # how often a shown inbox looks for keeps made by another process (one lstat)
 COLUMNS = (Col("kind", "Kind", 10, drop=1), Col("change", "", 7, drop=2), Col("statement", "Statement", 20, flex=1))
 
 
@@ -54,9 +59,9 @@ def approval_text(mode: str, total: int) -> Text:
     t.append("Approval: ", style="dim")
     t.append(mode, style="bold")
     if mode == "review":
-        t.append(" — nothing here is recalled until kept (a: switch to auto)", style="dim")
+        t.append(" — nothing here is recalled until kept (ctrl+t: switch to auto, asks first)", style="dim")
     else:
-        t.append(" — new items are recalled at once (a: switch to review)", style="dim")
+        t.append(" — new items are recalled at once (ctrl+t: switch to review)", style="dim")
     if total > SHOWN:
         t.append(f"\nShowing the oldest {SHOWN} of {total}.", style="dim")
     return t
@@ -66,13 +71,18 @@ class InboxView(Vertical):
     """The "To review" view; posts `Counted` whenever it knows how many items await review."""
 
     COMPONENT_CLASSES = {"inbox--deleted", "inbox--added"}
+    # No letter writes anything here (issue #20): a word typed on this view keeps, forgets and
+    # switches nothing. Enter is the list's own key (priority over the table's select), only while
+    # the list has focus; a click on a row never keeps.
     BINDINGS = [
-        Binding("k", "keep", "Keep", id="inbox.keep", tooltip="keep this item and move to the next"),
-        Binding("K", "keep_all", "Keep all", id="inbox.keep_all", tooltip="keep every item shown (asks first)"),
-        Binding("f", "forget", "Forget", id="inbox.forget", tooltip="forget this item (asks first)"),
+        Binding("enter", "keep", "Keep", id="inbox.keep", priority=True,
+                tooltip="keep the highlighted item and move to the next"),
+        Binding("ctrl+k", "keep_all", "Keep all", id="inbox.keep_all", tooltip="keep every item shown (asks first)"),
+        Binding("delete,ctrl+d", "forget", "Forget", id="inbox.forget", tooltip="forget this item (asks first)"),
         Binding("j", "open_source", "Source turn", id="inbox.source", tooltip="open the turn this item came from"),
-        Binding("a", "toggle_approval", "Approval", id="inbox.approval",
-                tooltip="switch approval mode: auto (recalled at once) or review (recalled once kept)"),
+        Binding("ctrl+t", "toggle_approval", "Approval", id="inbox.approval",
+                tooltip="switch approval mode: to review at once; to auto (new items recalled at once) after a "
+                        "confirmation"),
     ]
 
     class Counted(Message):
@@ -101,6 +111,13 @@ class InboxView(Vertical):
 
     def on_mount(self) -> None:
         self.table.set_spec(COLUMNS)
+        self.set_interval(OUTSIDE_POLL_SECONDS, self._look_outside)
+
+    def _look_outside(self) -> None:
+        """While shown: a keep made by another process announces itself as a Memory change (the
+        browser then reloads this view; the status bar follows)."""
+        if self.display and self.screen.is_current:
+            self._run(self.services.manager.review.notice_outside_keeps, "ib-outside")
 
     @property
     def table(self) -> ResponsiveTable:
@@ -120,6 +137,7 @@ class InboxView(Vertical):
     def _load(self, gen: int) -> None:
         review = self.services.manager.review
         try:
+            review.remember_marks()  # what is read now is on screen: a later change is news
             entries = review.items(limit=SHOWN)
             total = review.count() if len(entries) >= SHOWN else len(entries)
         except AutopatchError as exc:  # unreadable marks: say so, keep nothing
@@ -147,7 +165,7 @@ class InboxView(Vertical):
         for e in entries:
             table.add_row(Text(KIND_SHORT.get(e.summary.kind, e.summary.kind)),
                           Text("revised" if e.change == "revised" else "new", style="bold" if e.change == "revised"
-                               else ""), one_line(e.summary.statement), key=e.summary.id)
+                               else ""), one_line(safe_line(e.summary.statement)), key=e.summary.id)
         self.post_message(self.Counted(total))
         if not entries:
             self.current = None
@@ -198,10 +216,13 @@ class InboxView(Vertical):
         self.current = shown
         d, e = shown.detail, shown.entry
         fields = Text()
-        fields.append(f"{KIND_SHORT.get(d.kind, d.kind)} · {e.change} · r{e.revision} · {d.id}\n", style="dim")
-        fields.append(d.statement, style="bold")
-        fields.append(f"\n{d.subject}", style="dim")
-        fields.append(" · " + (", ".join(d.applies_to_paths) if d.applies_to_paths else "whole project"), style="dim")
+        # store text (IDs too) is never raw on the terminal
+        fields.append(f"{KIND_SHORT.get(d.kind, d.kind)} · {e.change} · r{e.revision} · {safe_line(d.id)}\n",
+                      style="dim")
+        fields.append(printable(d.statement), style="bold")
+        fields.append(f"\n{safe_line(d.subject)}", style="dim")
+        fields.append(" · " + (safe_line(", ".join(d.applies_to_paths)) if d.applies_to_paths else "whole project"),
+                      style="dim")
         fields.append(f" · {d.strength}, {d.recall_mode}", style="dim")
         self.query_one("#ib-fields", Static).update(fields)
         self.query_one("#ib-change", Static).update(self._change_text(shown))
@@ -209,7 +230,7 @@ class InboxView(Vertical):
         sources.clear_options()
         sources.show_provenance(shown.provenance)
         self.query_one("#ib-sources-title", Static).update(Text(
-            "Where it came from (j or Enter opens the turn)" if shown.provenance else "Where it came from: no source "
+            "Where it came from (j opens the turn)" if shown.provenance else "Where it came from: no source "
             "recorded"))
         for wid in ("#ib-sources-title", "#ib-sources"):
             self.query_one(wid).display = True
@@ -222,34 +243,44 @@ class InboxView(Vertical):
         deleted = self.get_component_rich_style("inbox--deleted")
         added = self.get_component_rich_style("inbox--added")
         t = Text()
-        which = f"r{base.revision}" if base.summary.id == shown.detail.id else f"{base.summary.id} r{base.revision}"
+        which = f"r{base.revision}" if base.summary.id == shown.detail.id else \
+            f"{safe_line(base.summary.id)} r{base.revision}"
         t.append(f"\nChanged since the {'kept' if base.was_kept else 'earlier (never kept)'} revision {which}:\n",
                  style="dim")
-        t.append_text(diff_text(word_diff(base.summary.statement, shown.detail.statement), deleted, added))
+        t.append_text(diff_text(word_diff(printable(base.summary.statement), printable(shown.detail.statement)),
+                                deleted, added))
         change = paths_change(base.summary.applies_to_paths, shown.detail.applies_to_paths)
         if change.changed:
             t.append("\nApplies to: ", style="dim")
             for p in change.removed or (("whole project",) if not base.summary.applies_to_paths else ()):
-                t.append(p, style=deleted)
+                t.append(safe_line(p), style=deleted)
                 t.append(" ")
             for p in change.added or (("whole project",) if not shown.detail.applies_to_paths else ()):
-                t.append(p, style=added)
+                t.append(safe_line(p), style=added)
                 t.append(" ")
         return t
 
     # --- actions --------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("keep", "forget", "open_source"):
+        if action == "keep":  # Enter: the list's key; elsewhere (the sources list) Enter is theirs
+            if not self.table.has_focus:
+                return False
+            return True if self._highlighted_entry() is not None else None
+        if action in ("forget", "open_source"):
             return True if self.current is not None and self.entries else None
         if action == "keep_all":
             return True if self.entries else None
         return True
 
+    def _highlighted_entry(self) -> ReviewEntry | None:
+        row = self.table.cursor_row
+        return self.entries[row] if self.entries and 0 <= row < len(self.entries) else None
+
     def action_keep(self) -> None:
-        shown = self.current
-        if shown is None:
+        entry = self._highlighted_entry()  # the row shown, even before its detail has loaded
+        if entry is None:
             return
-        item, revision = shown.entry.summary.id, shown.entry.revision
+        item, revision = entry.summary.id, entry.revision
 
         def work() -> None:
             try:
@@ -314,7 +345,8 @@ class InboxView(Vertical):
 
         def work() -> None:
             logical = self.services.manager.forget(item)
-            self.app.call_from_thread(self.app.notify, f"Forgot {logical}. The raw turns it came from are kept.",
+            self.app.call_from_thread(self.app.notify, f"Forgot {safe_line(logical)}. The raw turns it came from "
+                                      "are kept.",
                                       markup=False)
             self.app.call_from_thread(self.reload)
 
@@ -339,7 +371,7 @@ class InboxView(Vertical):
         self.app.call_later(open_turn_in_history, self.app, chosen.source.turn_id)
 
     @on(DataTable.RowSelected, "#ib-items")
-    def _row_chosen(self) -> None:
+    def _row_chosen(self) -> None:  # a click on the highlighted row (Enter keeps: see BINDINGS)
         self.action_open_source()
 
     @on(OptionList.OptionSelected, "#ib-sources")
@@ -347,8 +379,22 @@ class InboxView(Vertical):
         self.action_open_source()
 
     def action_toggle_approval(self) -> None:
+        """To `review` at once (it only holds more back); to `auto` — every new item recalled before
+        anyone read it, in every request from now on — after a confirmation (No has the focus)."""
+        if self.services.manager.review.approval == "auto":
+            self._switch_approval("review")
+            return
+        body = ("New items will be recalled at once, before you have kept them — in the chat and in repairs, "
+                "from the next request on. config.toml is updated. Items still wait here for review.")
+        self.app.push_screen(ConfirmScreen("Turn approval off?", body, "Switch to auto"),
+                             callback=self._approval_answer)
+
+    def _approval_answer(self, yes: bool | None) -> None:
+        if yes:
+            self._switch_approval("auto")
+
+    def _switch_approval(self, mode: str) -> None:
         review = self.services.manager.review
-        mode = "auto" if review.approval == "review" else "review"
 
         def work() -> None:
             try:
