@@ -111,6 +111,8 @@ def items_containing(conn: sqlite3.Connection, text: str, *, limit: int = 50) ->
 
 def resolve_logical_id(conn: sqlite3.Connection, item_id: str) -> str:
     """An exact logical ID, or a unique prefix of one (users type IDs by hand)."""
+    if conn.execute("SELECT 1 FROM memory_items WHERE logical_id = ? LIMIT 1", (item_id,)).fetchone():
+        return item_id  # the store's own ID, whatever it holds (a hand-edited store's is shown escaped)
     problem = id_problem(item_id)  # an over-long one once hit SQLite's LIKE pattern limit
     if problem:
         raise UsageError(problem)
