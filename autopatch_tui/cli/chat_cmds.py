@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.cli.signals import exit_signals
-from autopatch_tui.cli.validate import non_blank_query, scope_paths
+from autopatch_tui.cli.validate import non_blank_message, non_blank_query, scope_paths
 from autopatch_tui.core import constants as C
 
 if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
@@ -85,7 +85,7 @@ cmd_search.reads_only = True  # type: ignore[attr-defined]  # also runs on a rea
 def add_chat_parsers(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction,
                      common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("ask", help="one ordinary turn without the UI", parents=[common])
-    p.add_argument("text")
+    p.add_argument("text", type=non_blank_message)
     p.add_argument("--intent", choices=C.ORDINARY_INTENTS)
     p.add_argument("--path", action="append", help="a scope path (repeatable)")
     p.add_argument("--json", action="store_true")

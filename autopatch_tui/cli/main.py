@@ -1,5 +1,6 @@
 """The `autopatch-tui` console script. Exit codes (contracts §4): 0 success, 1 the operation
-failed, 2 usage error, 3 Memory is degraded and the command needs a healthy store."""
+failed, 2 usage error, 3 Memory is degraded and the command needs a healthy store. With `--json`
+every outcome is exactly one JSON document on stdout, a failure's too (`output.fail`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from pathlib import Path
 from autopatch_tui.cli.after_answer import check_after_answer
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY, add_memory_parsers
-from autopatch_tui.cli.output import error, warn
+from autopatch_tui import __version__
+from autopatch_tui.cli.output import fail, start_run, warn
 from autopatch_tui.cli.signals import Terminated, command_signals
 from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
 from autopatch_tui.cli.validate import require_repo_dir
@@ -51,6 +53,33 @@ class _Formatter(argparse.HelpFormatter):
                  width: int | None = None) -> None:
         super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
+class _EpilogFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
+    """The top parser's: its epilog's lines as written, at the width `_Formatter` gives."""
+
+
+HELP_EPILOG = """\
+With no COMMAND, autopatch-tui starts the full-screen app on the repository. No COMMAND starts
+the app: each one does its work, prints its result and exits (`--json`: exactly one JSON
+document on stdout, an error's too).
+
+exit codes:
+  0  success
+  1  the operation failed
+  2  usage error: an unknown or missing argument, an empty ask or search, an over-long ID or
+     label, a --repo that is not a folder, a --path outside the repository
+  3  Memory is degraded and the command needs a healthy store (`memory status` prints its
+     report, then exits 3 too)
+"""
+
+
+class UsageProblem(Exception):
+    """argparse found the command line wrong; `usage` is the parser's usage line."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.usage = usage
+
 
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
@@ -58,16 +87,16 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"error: {message}\n")
-        raise SystemExit(EXIT_USAGE)
+        raise UsageProblem(message, self.format_usage())
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--repo", default=argparse.SUPPRESS, help="the repository (default: the current folder's)")
     parser = _Parser(prog="autopatch-tui", description="Chat with an AI code assistant about a repository, "
-                     "with a durable, auditable project Memory.", parents=[common])
+                     "with a durable, auditable project Memory.", parents=[common], epilog=HELP_EPILOG,
+                     formatter_class=_EpilogFormatter)
+    parser.add_argument("--version", action="version", version=f"autopatch-tui {__version__}")
     parser.set_defaults(handler=None)
     # an explicit `prog` spares argparse a help formatter (and its `shutil` import) per subparser group
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog=parser.prog)
@@ -83,15 +112,26 @@ def command_name(args: argparse.Namespace) -> str:
     return " ".join(w for w in words if w) or "app"
 
 
+def wants_json(argv: Sequence[str]) -> bool:
+    """`--json` among the options (not after `--`, where it would be an argument's text)."""
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    return "--json" in options
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    start_run(json_mode=wants_json([a for a in argv if _is_utf8(a)]))
     bad = next((i for i, a in enumerate(argv, 1) if not _is_utf8(a)), None)
     if bad is not None:  # bytes the OS could not decode (surrogateescape): never echoed, never used as a path
-        error(f"argument {bad} is not valid UTF-8 text")
         log.info("command refused: argument %d is not valid UTF-8", bad)
-        return EXIT_USAGE
+        return fail(EXIT_USAGE, f"argument {bad} is not valid UTF-8 text")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageProblem as exc:
+        sys.stderr.write(exc.usage)
+        log.info("command refused: usage")
+        return fail(EXIT_USAGE, exc.message)
     command = command_name(args)
     started = time.monotonic()
     rc = _dispatch(args, command)
@@ -147,43 +187,43 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
                 closing.started = True  # a later signal no longer interrupts: the close is bounded
                 mgr.close()
     except UsageError as exc:
-        error(str(exc))
         log.info("command %s refused: %s", command, exc)
-        return EXIT_USAGE
+        return fail(EXIT_USAGE, str(exc))
     except MemoryDegradedError as exc:
         log.info("command %s: Memory is degraded", command)
-        error(f"Memory is degraded: {exc.diagnostic}")
-        from autopatch_tui.core.memory.render import PERMISSION_CAUSES, degraded_hint
-
-        if "merged into" in exc.diagnostic:
-            error("register the holder's checkout or file with `memory stores add PATH` on this machine")
-        elif getattr(exc, "cause", None) in PERMISSION_CAUSES:
-            error(degraded_hint(exc.cause))
-        else:
-            error("run `autopatch-tui memory status` for details; `memory clear --confirm` starts a clean store")
-        return EXIT_DEGRADED
+        return fail(EXIT_DEGRADED, f"Memory is degraded: {exc.diagnostic}", degraded_advice(exc))
     except AutopatchError as exc:
-        error(str(exc))
         log.info("command %s failed: %s", command, exc)
-        return exc.exit_code if exc.exit_code in (EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED) else EXIT_FAILED
+        return fail(exc.exit_code if exc.exit_code in (EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED) else EXIT_FAILED,
+                    str(exc))
     except Terminated as exc:
+        log.info("command %s terminated by %s", command, exc.name)
         try:
-            error(f"terminated by {exc.name}" + ("; an unfinished turn is kept as failed" if command == "ask" else ""))
+            return fail(EXIT_FAILED, f"terminated by {exc.name}"
+                        + ("; an unfinished turn is kept as failed" if command == "ask" else ""))
         except OSError as write_exc:  # the terminal hung up: the log still says what happened
             log.info("command %s: stderr is gone (%s)", command, write_exc)
-        log.info("command %s terminated by %s", command, exc.name)
         return EXIT_FAILED
     except KeyboardInterrupt:
-        error("interrupted")
         log.info("command %s interrupted", command)
-        return EXIT_FAILED
+        return fail(EXIT_FAILED, "interrupted")
     except BrokenPipeError:  # output piped into a pager or `head` that closed early
         sys.stderr.close()
         return EXIT_OK
     except Exception as exc:  # a bug: one safe line here, its type and frames in the log, no traceback
         log.error("command %s crashed", command, exc_info=exc)
-        error(f"unexpected error ({type(exc).__name__}); see the log at {log_file_hint()}")
-        return EXIT_FAILED
+        return fail(EXIT_FAILED, f"unexpected error ({type(exc).__name__}); see the log at {log_file_hint()}")
+
+
+def degraded_advice(exc: MemoryDegradedError) -> str:
+    """The next step for a degraded store (a second stderr line)."""
+    from autopatch_tui.core.memory.render import PERMISSION_CAUSES, degraded_hint
+
+    if "merged into" in exc.diagnostic:
+        return "register the holder's checkout or file with `memory stores add PATH` on this machine"
+    if getattr(exc, "cause", None) in PERMISSION_CAUSES:
+        return degraded_hint(exc.cause)
+    return "run `autopatch-tui memory status` for details; `memory clear --confirm` starts a clean store"
 
 
 def log_file_hint() -> str:

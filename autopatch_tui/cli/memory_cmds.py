@@ -7,23 +7,36 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autopatch_tui.cli.output import emit_json, say, warn
+from autopatch_tui.cli.output import RUN, emit_json, fail, say, warn
 from autopatch_tui.cli.review_cmds import add_review_parsers
-from autopatch_tui.cli.validate import timeout_seconds
+from autopatch_tui.cli.validate import export_target, record_id, timeout_seconds
 
 if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
     from autopatch_tui.core.manager import MemoryManager
 
 
+EXIT_DEGRADED = 3
+
+
 def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    """The report, always; on a degraded store exit 3 like every command that needs a healthy
+    store, and say so: a stderr line, and in `--json` an `error` member beside the report."""
     report = mgr.status()
+    degraded = report.state == "degraded"
+    message = f"Memory is degraded: {report.diagnostic or 'unknown'}"
     if args.json:
-        emit_json(report)
+        document = report.model_dump(mode="json")
+        if degraded:
+            document["error"] = {"code": EXIT_DEGRADED, "message": message}
+        emit_json(document)
     else:
         from autopatch_tui.core.memory.render import render_status
 
         for line in render_status(report):
             say(line)
+    if degraded:
+        RUN.json_written = True  # the report is this run's one document
+        return fail(EXIT_DEGRADED, message)
     return 0
 
 
@@ -76,7 +89,7 @@ def cmd_clear(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 
 def cmd_export(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    path = mgr.export(to=Path(args.to) if args.to else None)
+    path = mgr.export(to=Path(args.to) if args.to is not None else None)
     if args.json:
         emit_json({"path": str(path)})
     else:
@@ -175,12 +188,12 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.set_defaults(handler=cmd_list)
 
     p = msub.add_parser("show", help="one item in any status", parents=[common])
-    p.add_argument("id")
+    p.add_argument("id", type=record_id)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_show)
 
     p = msub.add_parser("forget", help="forget one item (raw turns are kept)", parents=[common])
-    p.add_argument("id")
+    p.add_argument("id", type=record_id)
     p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(handler=cmd_forget)
 
@@ -190,12 +203,13 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.set_defaults(handler=cmd_clear)
 
     p = msub.add_parser("export", help="write a JSON snapshot", parents=[common])
-    p.add_argument("--to", metavar="PATH", help="a new file, or a folder, instead of .autopatch-j/memory-exports/")
+    p.add_argument("--to", metavar="PATH", type=export_target,
+                   help="a new file, or a folder, instead of .autopatch-j/memory-exports/")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_export)
 
     p = msub.add_parser("retry", help="re-run one failed job as a fresh job for the same input", parents=[common])
-    p.add_argument("job_id", metavar="JOB_ID")
+    p.add_argument("job_id", metavar="JOB_ID", type=record_id)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_retry)
 

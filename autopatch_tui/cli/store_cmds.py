@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import emit_json, say, warn
+from autopatch_tui.core.terminal_text import escape_controls
+from autopatch_tui.cli.validate import label_text, record_id
 
 if TYPE_CHECKING:
     from autopatch_tui.core.settings import Settings
@@ -47,6 +49,8 @@ def _stores(svc: StoreService, args: argparse.Namespace) -> int:
     if action == "add":
         info = svc.add(args.path)
         say(f"Registered {info.name} ({info.db_path}), {info.fact_count} active item(s).")
+        if not info.holds_something:
+            say("It holds nothing yet: store lists show it once it holds a turn or an item.")
         return 0
     if action == "label":
         svc.set_label(args.store, args.label)
@@ -60,7 +64,8 @@ def _stores(svc: StoreService, args: argparse.Namespace) -> int:
         say("No known project stores.")
     for s in stores:
         flag = " (retired)" if s["retired"] else ""
-        say(f"{s['store']}{flag}  {s['label'] or '-'}  {s['fact_count']} item(s)  {s['root'] or '-'}")
+        label, root = (escape_controls(str(v or "-"), one_line=True) for v in (s["label"], s["root"]))
+        say(f"{s['store']}{flag}  {label}  {s['fact_count']} item(s)  {root}")
     return 0
 
 
@@ -77,18 +82,21 @@ def cmd_merge_scan(settings: Settings, args: argparse.Namespace) -> int:
     if not result.proposals:
         say("No duplicate stores found.")
     for p in result.proposals:
-        say(f"{p.source} -> {p.target}  [{p.confidence}, judged by {p.judged_by}] {p.reason}")
+        reason = escape_controls(p.reason, one_line=True)  # the model's words: one line, never raw
+        say(f"{p.source} -> {p.target}  [{p.confidence}, judged by {p.judged_by}] {reason}")
     return 0
 
 
 def cmd_merge(settings: Settings, args: argparse.Namespace) -> int:
+    from autopatch_tui.core.stores.service import reorg_words
+
     with store_service(settings, model=not args.no_organize) as svc:
         result = svc.merge(args.source, args.target, organize=not args.no_organize)
     if args.json:
         emit_json(result.as_dict())
         return 0
     say(f"Merged {args.source} into {result.target}: {result.merged_turns} turn(s), {result.merged_items} item(s);"
-        f" organize: {result.reorg_status}.")
+        f" organize: {reorg_words(result.reorg_status)}.")
     say(f"{args.source} is retired; its file is kept as a backup and its checkouts now use {result.target}.")
     return 0
 
@@ -107,8 +115,8 @@ def add_store_parsers(memory_sub: argparse._SubParsersAction, common: argparse.A
     a.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     a.set_defaults(handler=cmd_stores)
     lab = ssub.add_parser("label", help="set a store's display label", parents=[common])
-    lab.add_argument("store")
-    lab.add_argument("label")
+    lab.add_argument("store", type=record_id)
+    lab.add_argument("label", type=label_text)
     lab.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     lab.set_defaults(handler=cmd_stores)
 
@@ -117,8 +125,8 @@ def add_store_parsers(memory_sub: argparse._SubParsersAction, common: argparse.A
     p.set_defaults(handler=cmd_merge_scan)
 
     p = memory_sub.add_parser("merge", help="merge SOURCE into TARGET", parents=[common])
-    p.add_argument("source")
-    p.add_argument("target")
+    p.add_argument("source", type=record_id)
+    p.add_argument("target", type=record_id)
     p.add_argument("--no-organize", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_merge)

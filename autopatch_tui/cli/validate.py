@@ -13,6 +13,8 @@ from pathlib import Path
 
 from autopatch_tui.core.confine import ConfinementError, check_text, confine, kind_of, resolve_inside, shown
 from autopatch_tui.core.errors import RepoPathError, UsageError
+from autopatch_tui.core.ids import id_problem
+from autopatch_tui.core.terminal_text import has_controls, plain_os_error
 
 MAX_TIMEOUT_SECONDS = 3600.0  # an hour: anything longer is a typo, not a wait anyone means
 
@@ -38,7 +40,7 @@ def require_repo_dir(raw: str) -> None:
     except FileNotFoundError:
         raise RepoPathError(f"repository path does not exist: {raw}") from None
     except (OSError, ValueError) as exc:
-        raise RepoPathError(f"repository path cannot be read: {raw} ({type(exc).__name__})") from None
+        raise RepoPathError(f"repository path cannot be read: {raw}: {plain_os_error(exc)}") from None
     if not stat.S_ISDIR(mode):
         raise RepoPathError(f"repository path is not a directory: {raw}")
 
@@ -47,6 +49,37 @@ def non_blank_query(text: str) -> str:
     """An argparse `type`: a search query with something in it (an empty one once crashed the search)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("the search query is empty")
+    return text
+
+
+def non_blank_message(text: str) -> str:
+    """An argparse `type`: an `ask` message with something in it (an empty one was sent to the model)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the message is empty")
+    return text
+
+
+def record_id(text: str) -> str:
+    """An argparse `type`: an item, job or store ID (or a unique prefix of one): at most
+    MAX_ID_CHARS characters, no control characters. An over-long one is never echoed back."""
+    problem = id_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text.strip()
+
+
+def label_text(text: str) -> str:
+    """An argparse `type`: a store label: one line of printable text (the registry's length bound
+    is checked by the store service, the one door for the app and the CLI)."""
+    if has_controls(text):
+        raise argparse.ArgumentTypeError("a label is one line of text without control characters")
+    return text
+
+
+def export_target(text: str) -> str:
+    """An argparse `type`: `--to PATH` names a path (an empty one once wrote to the default folder)."""
+    if not text.strip() or "\x00" in text:
+        raise argparse.ArgumentTypeError("--to needs a file or folder path")
     return text
 
 

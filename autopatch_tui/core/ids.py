@@ -35,3 +35,18 @@ def sha256_hex(data: bytes) -> str:
     except ImportError:  # pragma: no cover - an interpreter without its own SHA-256
         from hashlib import sha256
     return sha256(data).hexdigest()
+
+
+MAX_ID_CHARS = 64  # our IDs are a prefix and a 26-character ULID; store names are `project-` + one
+
+
+def id_problem(text: str) -> str | None:
+    """Why `text` cannot be an ID (or a prefix of one) a user typed, or None. Never echoes it."""
+    value = text.strip()
+    if not value:
+        return "an ID is required"
+    if len(value) > MAX_ID_CHARS:
+        return f"an ID is at most {MAX_ID_CHARS} characters (this one has {len(value)})"
+    if not value.isprintable():
+        return "an ID has no control characters"
+    return None

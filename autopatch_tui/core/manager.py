@@ -37,7 +37,7 @@ from autopatch_tui.core.memory.verdicts import Verdict, VerdictMemo
 from autopatch_tui.core.model_slot import ModelSlot, build_memory_model  # noqa: F401 (re-exported)
 from autopatch_tui.core.paths import StorePaths
 from autopatch_tui.core.settings import Settings
-from autopatch_tui.core.stores.info import StoreUnreadable
+from autopatch_tui.core.stores.info import StoreUnreadable, holds_something
 from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
 
@@ -97,6 +97,7 @@ class MemoryManager:
         self._keepers_lock = threading.Lock()
         self.verdicts = VerdictMemo(settings.home)  # the deep check's verdicts, per file state
         identity = identity_for(repo)
+        self._register_when_used = False  # an empty store joins the registry once it holds something
         self.store = self._open_store(identity, register)
         self._review: ReviewService | None = None  # review marks, the inbox, approval mode: `review`
         self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
@@ -136,6 +137,8 @@ class MemoryManager:
                         from autopatch_tui.core.stores.service import StoreService  # rare: lazy
 
                         StoreService(self.settings, clock=self.clock).register_db(self.paths.db)
+                    elif self.redirect is None and not holds_something(store.conn()):
+                        self._register_when_used = True  # e.g. a `memory status` in some folder
                     else:
                         registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
                                         remote=meta["remote"], label=meta["label"], retired_into=None,
@@ -186,6 +189,26 @@ class MemoryManager:
                 self._turn_keepers = TurnKeepers(self._renew_turn, self.settings.heartbeat_seconds,
                                                  lambda: self.store.release_thread_connection())
             return self._turn_keepers
+
+    def _register_if_used(self) -> None:
+        """A store opened empty joins the registry once it holds a turn or an item (its first turn,
+        or at close whatever wrote it); a failure is logged and never fails the caller."""
+        if not self._register_when_used or not self.store.healthy:
+            return
+        try:
+            conn = self.store.conn()
+            if not holds_something(conn):
+                return
+            meta = conn.execute("SELECT store_name, root, remote, label FROM memory_meta").fetchone()
+            registry = Registry(self.settings.home)
+            try:
+                registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
+                                remote=meta["remote"], label=meta["label"], retired_into=None, now=self.clock.now())
+            finally:
+                registry.close()
+            self._register_when_used = False
+        except (sqlite3.Error, OSError, AutopatchError) as exc:
+            log.warning("store not registered: %s", type(exc).__name__)
 
     @classmethod
     def open(cls, repo: str | os.PathLike[str] | None, settings: Settings, *, clock: Clock | None = None) -> MemoryManager:
@@ -268,10 +291,12 @@ class MemoryManager:
     # --- turns ---------------------------------------------------------------------------
     def begin_turn(self, user_text: str, *, intent: str = "general_chat", scope_paths: tuple[str, ...] | list[str] = (),
                    evidence_keys: tuple[str, ...] | list[str] = ()) -> turn_ops.TurnHandle:
-        return turn_ops.begin_turn(
+        handle = turn_ops.begin_turn(
             self.store.conn(), user_text=user_text, intent=intent, owner=self.owner, now=self.clock.now(),
             lease_seconds=self.settings.lease_seconds, scope_paths=scope_paths, evidence_keys=evidence_keys,
         )
+        self._register_if_used()
+        return handle
 
     def complete_turn(self, handle: turn_ops.TurnHandle, assistant_text: str) -> None:
         turn_ops.complete_turn(self.store.conn(), handle.turn_id, assistant_text, now=self.clock.now())
@@ -569,6 +594,7 @@ class MemoryManager:
         with self._close_lock:
             if self._closed:
                 return
+            self._register_if_used()
             self._closed = True
             self._close_now(join_timeout)
 

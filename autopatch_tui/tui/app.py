@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.reactive import var
@@ -31,15 +32,18 @@ from autopatch_tui.core.logs import log_path
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.pipeline.exit_once import ExitFlush
 from autopatch_tui.core.settings import Settings, save_setting
+from autopatch_tui.core.terminal_text import escape_controls
+from autopatch_tui.tui.key_bursts import KeyBurst
 from autopatch_tui.tui.messages import CoreEvent
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.services import Services
+from autopatch_tui.tui.typing import TypedText, TypingBuffer, typed_character
 
 log = logging.getLogger(__name__)
 
 SCREEN_KEYS = {"chat": "f2", "history": "f3", "memory": "f4", "jobs": "f5", "stores": "f6"}
-EXIT_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
 HANGUP_EXIT_GRACE_SECONDS = 5.0  # after a hang-up's flush, the app gets this long to end before a hard exit
+QUIT_HELP = "Save Memory (a bounded flush of pending jobs), then quit"
 STATE_REFRESH_SECONDS = 0.25  # the status bar's health/thread/job counts follow Memory changes this closely
 SCREEN_TITLES = {"chat": "Chat", "history": "History", "memory": "Memory", "jobs": "Jobs", "stores": "Stores"}
 
@@ -92,11 +96,14 @@ class AutopatchApp(App):
         self._quit_confirmed = False  # the user agreed to lose pending patches that could not be saved
         self._signals_installed: dict[int, object] = {}  # signal -> the handler it had before
         self.run_finished = threading.Event()  # set once `run()` returned (a hang-up's hard exit waits for it)
+        self.ended = threading.Event()  # set once the app unmounted or `run()` returned (SIGTERM's watchdog)
+        self.typing = TypingBuffer(self.call_later)  # printable keys of one burst: one insert (tui/typing.py)
 
     def run(self, *args: object, **kwargs: object):  # type: ignore[override]
         try:
             return super().run(*args, **kwargs)  # type: ignore[arg-type]
         finally:
+            self.ended.set()
             self.run_finished.set()
 
     @classmethod
@@ -124,6 +131,7 @@ class AutopatchApp(App):
             self.call_after_refresh(freeze_start_up_objects)
 
     def on_unmount(self) -> None:
+        self.ended.set()
         self._remove_exit_signals()
         self._detach_manager()
         self.manager.close()
@@ -211,6 +219,66 @@ class AutopatchApp(App):
         self.review_count = review
         self.health = "healthy" if self.manager.healthy else "degraded"
 
+    # --- typed text ---------------------------------------------------------------------
+    def get_driver_class(self):  # type: ignore[no-untyped-def]
+        """The platform's driver, sending printable keys read together as one burst (`tui/key_bursts.py`)."""
+        from autopatch_tui.tui.key_bursts import with_key_bursts
+
+        return with_key_bursts(super().get_driver_class())
+
+    async def on_event(self, event: events.Event) -> None:
+        """Input events, before bindings: printable keys go to the screen's typing target as one
+        insert per burst (`tui/typing.py`); any other input event first delivers what was typed
+        before it. Once the app is quitting, typed keys are dropped (a backlog of keystrokes never
+        delays the exit)."""
+        if isinstance(event, TypedText):
+            return  # bubbled back up from the field that inserted it
+        if isinstance(event, KeyBurst):
+            await self._on_key_burst(event)
+            return
+        if isinstance(event, events.InputEvent) and not event.is_forwarded:
+            if isinstance(event, events.Key) and self._hold_typed(event):
+                return
+            self.typing.flush()
+        await super().on_event(event)
+
+    async def _on_key_burst(self, burst: KeyBurst) -> None:
+        """Printable keys the driver read together: their text in one insert where the screen takes
+        text; elsewhere each key as if it had come alone (a letter key stays a key)."""
+        if self._exiting or not burst.keys:
+            return
+        choose = getattr(self.screen, "typing_target", None)
+        target = choose(burst.keys[0]) if choose is not None else None
+        if target is None:
+            for key in burst.keys:
+                await self.on_event(key)
+            return
+        if not self.app_focus:
+            self.app_focus = True  # as Textual does for a key
+        if self.focused is not target:
+            self.screen.set_focus(target)
+        self.typing.hold(target, burst.text)
+
+    def _hold_typed(self, event: events.Key) -> bool:
+        character = typed_character(event)
+        if character is None:
+            return False
+        if self._exiting:
+            return True
+        choose = getattr(self.screen, "typing_target", None)
+        target = choose(event) if choose is not None else None
+        if target is None:
+            return False
+        if self.focused is not target:
+            self.screen.set_focus(target)  # text typed on the chat screen always reaches the prompt
+        self.typing.hold(target, character)
+        return True
+
+    def notify(self, message: str, *args: object, **kwargs: object) -> None:  # type: ignore[override]
+        """Every notification shows control characters as escapes (it may name a label, a path or a
+        store's text)."""
+        super().notify(escape_controls(str(message)), *args, **kwargs)  # type: ignore[arg-type]
+
     def on_core_event(self, message: CoreEvent) -> None:
         event = message.event
         if isinstance(event, QueueCounts):
@@ -254,10 +322,13 @@ class AutopatchApp(App):
         follow the App's reactive state while hidden."""
         if name not in SCREEN_KEYS:
             return
-        if self.screen.name == name:  # its key again: a screen with views shows the next one
-            next_view = getattr(self.screen, "action_next_view", None)
+        if self.screen.name == name:  # its key again: a screen with views shows the next one, any
+            next_view = getattr(self.screen, "action_next_view", None)  # other goes back to its field
+            home = getattr(self.screen, "focus_home", None)  # (chat: the prompt)
             if next_view is not None:
                 next_view()
+            elif home is not None:
+                home()
             return
         while len(self.screen_stack) > 2:  # Textual's default screen + chat
             await self.pop_screen()
@@ -266,6 +337,10 @@ class AutopatchApp(App):
             if fresh:
                 self.install_screen(self.make_screen(name), name)
             await self.push_screen(name)
+        home = getattr(self.screen, "focus_home", None)
+        if home is not None:
+            home()  # a screen shown is ready for typing: its field (chat: the prompt), not its list
+        if name != "chat":
             opened = getattr(self.screen, "opened", None)
             if not fresh and opened is not None:  # a kept screen is opened again (a new one does on mount)
                 opened()
@@ -285,7 +360,10 @@ class AutopatchApp(App):
         await self.action_help()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title == "Quit":  # Textual's "Quit the application as soon as possible"
+                command = SystemCommand("Quit", QUIT_HELP, command.callback, command.discover)
+            yield command
         yield SystemCommand("Chat", "The conversation (F2)", lambda: self.run_action("show('chat')"))
         yield SystemCommand("Thread history", "Threads and turns (F3)", lambda: self.run_action("show('history')"))
         yield SystemCommand("Memory browser", "Items, revisions, provenance (F4)",
@@ -329,36 +407,33 @@ class AutopatchApp(App):
         await self.push_screen(ConfirmScreen("Quit and lose the pending patches?", body, "Quit"), answered)
 
     def _install_exit_signals(self) -> None:
-        """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        loop = asyncio.get_running_loop()
-        for signum in EXIT_SIGNALS:
-            previous = signal.getsignal(signum)
-            try:
-                loop.add_signal_handler(signum, self._on_exit_signal, signum)
-            except (NotImplementedError, RuntimeError, ValueError) as exc:  # e.g. no signals on this platform
-                log.info("%s not handled: %s", signal.Signals(signum).name, exc)
-                continue
-            self._signals_installed[signum] = previous
+        """SIGTERM exits like ctrl+q; SIGHUP (the terminal is gone) flushes without drawing anything
+        (`tui/exit_signals.py`: how they reach the app, and the watchdog that bounds its exit)."""
+        from autopatch_tui.tui import exit_signals
+
+        self._signals_installed = exit_signals.install(self)
 
     def _remove_exit_signals(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        for signum, previous in self._signals_installed.items():
-            loop.remove_signal_handler(signum)
-            if previous is not None:
-                signal.signal(signum, previous)  # type: ignore[arg-type]  # asyncio would leave SIG_DFL
+        from autopatch_tui.tui import exit_signals
+
+        exit_signals.remove(self._signals_installed)
         self._signals_installed = {}
 
     def _on_exit_signal(self, signum: int) -> None:
         name = signal.Signals(signum).name
         if signum == getattr(signal, "SIGHUP", None):
             self.hangup_exit(name)
-        else:
-            self.call_later(self.action_quit_flush, name)
+            return
+        # runs on the loop at once: typed keys still queued are dropped from now on, so the exit
+        # screen comes after a backlog of keystrokes at the cost of reading them only
+        self.typing.drop()
+        if not self._exiting and not self.exit_flush.started:
+            self._exiting = True
+            self.call_later(self._quit_on_signal, name)
+
+    async def _quit_on_signal(self, reason: str) -> None:
+        self._exiting = False  # `action_quit_flush` sets it again and shows the flush
+        await self.action_quit_flush(reason)
 
     def hangup_exit(self, reason: str) -> threading.Thread:
         """The terminal hung up: drawing could block on the dead terminal, so the flush runs in a

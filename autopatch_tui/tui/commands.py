@@ -4,15 +4,15 @@ result comes back as a plain-text note (never markup)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.agent.prompt_report import context_lines
+from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.events import FlushProgress
 from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.core.memory.render import render_item, render_item_line, render_status
 from autopatch_tui.core.repair.patch_files import sweep
-from autopatch_tui.core.repair.patching import PatchApplyError
-from autopatch_tui.core.repair.workspace import WorkspaceError
 from autopatch_tui.tui import flush_text, slash
 from autopatch_tui.tui.messages import WorkflowProgress
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
@@ -42,21 +42,21 @@ class CommandRunner:
                    after: Callable[[], object] | None = None, markdown: bool = False) -> None:
         """Run `fn` in a thread worker and show its text as a note (or as Markdown, for diffs). A
         refused action (a typed error) becomes a warning note; anything else goes to the App's
-        one worker-error handler."""
+        one worker-error handler. The output always comes into view (the chat follows to it)."""
         screen = self.screen
 
         def work() -> None:
             try:
                 text = fn()
-            except (WorkspaceError, PatchApplyError) as exc:
-                screen.app.call_from_thread(screen.log_view.add_note, str(exc), level="warning")
+            except AutopatchError as exc:  # a refused command answers in the chat, as its output would
+                screen.app.call_from_thread(screen.log_view.add_note, str(exc), level="warning", reveal=True)
                 return
             if after is not None:
                 screen.app.call_from_thread(after)
             if markdown:
-                screen.app.call_from_thread(screen.log_view.add_assistant, text)
+                screen.app.call_from_thread(screen.log_view.add_assistant, text, reveal=True)
             else:
-                screen.app.call_from_thread(screen.log_view.add_note, text, level=level)
+                screen.app.call_from_thread(screen.log_view.add_note, text, level=level, reveal=True)
 
         screen.run_worker(work, thread=True, group=group, exit_on_error=False)
 
@@ -76,7 +76,8 @@ class CommandRunner:
             prompt = screen.query_one(PromptInput)
             if not prompt.text:
                 prompt.text = line
-            await screen.log_view.add_note(f"Kept the {pending} pending patch(es); {command} did not run.")
+            await screen.log_view.add_note(f"Kept the {pending} pending patch(es); {command} did not run.",
+                                           reveal=True)
 
         screen.app.push_screen(ConfirmScreen(DROP_TITLES[command.split()[0].lstrip("/")],
                                              drop_body(pending, command), "Go on"), answered)
@@ -91,7 +92,7 @@ class CommandRunner:
         screen = self.screen
         app = screen.app
         if cmd.name == "help":
-            await screen.log_view.add_note(slash.help_text())
+            await screen.log_view.add_note(slash.help_text(), reveal=True)
         elif cmd.name == "quit":
             await app.run_action("quit_flush('/quit')")
         elif cmd.name in ("history", "browse", "jobs", "stores"):
@@ -101,10 +102,10 @@ class CommandRunner:
             closed = self.services.review.end()
             sweep(self.services.manager.repo)  # what a killed patch write left in .autopatch-j/tmp/
             await screen.reset_view()
-            await screen.log_view.add_note(RESET_NOTE + (" " + AUDIT_CLOSED if closed else ""))
+            await screen.log_view.add_note(RESET_NOTE + (" " + AUDIT_CLOSED if closed else ""), reveal=True)
         elif cmd.name == "context":
             lines = context_lines(getattr(app, "last_prompt", None))
-            await screen.log_view.add_note(visible("\n".join(lines)))
+            await screen.log_view.add_note(visible("\n".join(lines)), reveal=True)
         elif cmd.name == "new":
             self._new()
         elif cmd.name == "memory":
@@ -187,7 +188,8 @@ class CommandRunner:
         elif sub == "forget":
             self._in_thread(lambda: f"Forgot {mgr.forget(args[1])}. The raw turns it came from are kept.")
         elif sub == "export":
-            self._in_thread(lambda: f"Memory exported to {mgr.export()}")
+            to = export_target(mgr.repo, args[2]) if len(args) == 3 else None
+            self._in_thread(lambda: f"Memory exported to {mgr.export(to=to)}")
         elif sub == "clear":
             if "--confirm" not in args:
                 self._in_thread(lambda: "`/memory clear` deletes all Memory data; repeat with --confirm.",
@@ -195,6 +197,13 @@ class CommandRunner:
                 return
             self._in_thread(lambda: f"Memory cleared; new empty thread {mgr.clear(confirm=True)}. Exports were kept.",
                             after=self.screen.reset_view)
+
+
+def export_target(repo: Path, raw: str) -> Path:
+    """`/memory export --to PATH`: as the CLI's `--to`; a relative path is taken from the repository
+    root (as `@path` mentions are)."""
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() else repo / path
 
 
 async def _maybe_await(value: Awaitable[None] | None) -> None:

@@ -32,7 +32,8 @@ class FileIndex:
 
     def complete(self, prefix: str, limit: int = 12) -> list[str]:
         low = prefix.lower()
-        starts = [p for p in self.paths() if p.lower().startswith(low)]
+        # a folder typed in full offers what is in it, not itself again
+        starts = [p for p in self.paths() if p.lower().startswith(low) and not (p.endswith("/") and p.lower() == low)]
         contains = [p for p in self.paths() if low in p.lower() and p not in starts]
         return (starts + contains)[:limit]
 

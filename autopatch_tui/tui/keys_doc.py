@@ -15,20 +15,20 @@ from pathlib import Path
 from textual.binding import Binding
 
 DOES: dict[str, str] = {
-    "screen.chat": "chat (home)",
-    "screen.history": "thread history",
-    "screen.memory": "Memory browser",
+    "screen.chat": "chat (home); on the chat screen: focus the prompt",
+    "screen.history": "thread history (again: focus its search)",
+    "screen.memory": "Memory browser (again: focus its search)",
     "screen.jobs": "job diagnostics",
     "screen.stores": "known stores and duplicate-store merge",
     "app.quit": "flush Memory (bounded, with progress) and quit",
     "app.help": "this help: the current screen's keys",
-    "app.help_question": "this help (where no text field has focus)",
+    "app.help_question": "this help (where no text field has focus; in chat `?` is typed into the prompt)",
     "history.back": "clear the search, then back to chat",
     "history.search": "type-to-filter search across turns",
     "history.more": "load the next page of turns",
     "history.earlier": "load earlier turns (after a jump)",
     "history.export": "export the thread as Markdown (says where it wrote)",
-    "memory.back": "back to chat",
+    "memory.back": "clear the search, then back to chat",
     "memory.search": "deterministic recall search (same as `memory search`)",
     "memory.kind": "cycle the kind filter",
     "memory.status": "cycle the status filter (active, superseded, forgotten)",
@@ -38,11 +38,11 @@ DOES: dict[str, str] = {
     "memory.clear": "clear a degraded store (asks first; shown only when degraded)",
     "memory.reload": "reload the list and the selected item",
     "memory.duplicates": "find duplicate project stores (merge dialog)",
+    "jobs.process": "give every pending job one processing chance now (asks first)",
     "memory.mark": "mark or unmark the highlighted active item for promotion (● before its subject)",
     "memory.promote": "promote the marked items (else the highlighted one) into AGENTS.md: shows the diff, "
                       "writes only on Write",
     "jobs.back": "back to chat",
-    "jobs.process": "give every pending job one processing chance now",
     "jobs.refresh": "reload the counts and the job table",
     "stores.back": "back to chat",
     "stores.scan": "find duplicate stores",
@@ -60,7 +60,7 @@ DOES: dict[str, str] = {
     "confirm.cancel": "decline",
     "search.results": "from a search field to its results",
     "help.close": "close this help",
-    "ask.close": "close without an answer (Enter answers)",
+    "ask.close": "clear the field, then close without an answer (Enter answers)",
     "promote.write": "write the file as the diff shows (so does the Write button)",
     "promote.cancel": "close; nothing is written (Cancel has the focus first)",
 }
@@ -68,7 +68,7 @@ DOES: dict[str, str] = {
 # (section title, intro, [(module, class)]) in the order docs/keys.md shows them
 SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("Everywhere", "", (("app", "AutopatchApp"),)),
-    ("Chat", "", (("screens.chat", "ChatScreen"),)),
+    ("Chat", "", (("screens.chat", "ChatScreen"), ("widgets.chat_log", "FailedTurnNote"))),
     ("Thread history", "", (("screens.history", "HistoryScreen"),)),
     ("Memory browser", "Three views: To review (where it opens while items await review), Items and Audit; F4 on the "
      "browser shows the next view. The review inbox's and the audit's keys act on their list or cards.",
@@ -76,8 +76,9 @@ SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
       ("screens.memory_audit", "AuditView"), ("screens.memory_audit", "ItemCard"))),
     ("Job diagnostics", "", (("screens.diagnostics", "DiagnosticsScreen"),)),
     ("Stores and the merge dialog", "", (("screens.stores", "StoresScreen"), ("screens.merge_dialog", "MergeDialog"))),
-    ("Search fields", "In the search fields of the history and the Memory browser (they keep focus after Enter, "
-     "so typing on never fires a screen's letter keys).", (("widgets.search_box", "SearchBox"),)),
+    ("Search fields", "In the search fields of the history and the Memory browser. A screen opens with focus "
+     "in its field and keeps it after Enter and Escape, so typing on never fires a screen's letter keys; "
+     "those act on the list once it has focus.", (("widgets.search_box", "SearchBox"),)),
     ("Dialogs", "", (("screens.confirm", "ConfirmScreen"), ("screens.text_prompt", "TextPromptScreen"),
                      ("screens.promote_dialog", "PromoteDialog"), ("screens.help", "HelpScreen"))),
 )
@@ -85,12 +86,15 @@ SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
 PROMPT_KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "send the message (or run the `/command`); while a request runs the text stays in the prompt"),
     ("ctrl+j", "insert a newline"),
-    ("tab", "accept the highlighted `/command` or `@path` completion (otherwise: next field)"),
+    ("tab", ("accept the highlighted `/command` or `@path` completion (otherwise: offer one for the word "
+             "being typed; focus stays in the prompt)")),
+    ("escape", "close the completion list (while a request runs: cancel it)"),
     ("up / down", "move the completion highlight; without one, walk this repository's earlier prompts "
                   "(kept in `$AUTOPATCH_HOME/prompt-history/`, private, never in Memory)"),
-    ("pageup / pagedown", "scroll the chat"),
-    ("shift+tab", "focus the chat log (a failed turn's note: `r` resends it)"),
-    ("`/` at the start", "slash-command completion; `@` starts a path mention with completion"),
+    ("pageup / pagedown", "scroll the chat (scrolling back to the bottom follows new output again)"),
+    ("ctrl+end", "follow the chat again: jump to the newest output"),
+    ("shift+tab", "focus the chat log (a failed turn's note: Enter resends it); letters still go to the prompt"),
+    ("`/` at the start", "slash-command completion; `@` anywhere starts a path mention with completion"),
 )
 
 KEY_NAMES = {"slash": "/", "question_mark": "?"}
@@ -134,9 +138,12 @@ def render_markdown() -> str:
            "Every binding has an id. Remap any of them in `config.toml` (in `$AUTOPATCH_HOME`, or the",
            "platformdirs config folder) with a `[keymap]` table, binding id → key(s):", "",
            "```toml", "[keymap]", '"screen.history" = "f7"', '"memory.forget" = "delete"', "```", "",
-           "F1 (or `?` where no text field has focus) shows the current screen's keys in the app. Escape is",
-           "*Back* (to chat) on every screen and *Close* in every dialog; in chat it cancels a running request.",
-           "A letter key never fires while a text field has focus.", ""]
+           "F1 (or `?` where no text field has focus) shows the current screen's keys in the app. Escape",
+           "means the same everywhere: it first clears the screen's field, then goes *Back* (to chat) or",
+           "*Close*s the dialog; in chat it cancels a running request. Pressing a screen's own F-key again",
+           "puts focus back in its field (F2: the prompt). A letter key never fires while a text field has",
+           "focus; on the chat screen every printable key goes to the prompt. Keys that write, delete,",
+           "send or merge are not letters, or they ask first.", ""]
     for title, intro, rows in section_rows():
         out += [f"## {title}", ""]
         if intro:

@@ -1,19 +1,25 @@
-"""Slash commands of the chat prompt: parsing, help and completion. No UI here."""
+"""Slash commands of the chat prompt: parsing, help and completion. No UI here.
+
+A command answers in its own format: an argument it does not take, or an option it does not know,
+is an error that names it (`/memory status bogus` once ran `status`, `/memory export --to PATH`
+once wrote to the default folder)."""
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
 
+from autopatch_tui.core.constants import ITEM_KINDS
+
 COMMANDS: dict[str, str] = {
     "/new": "start a new thread (the old thread's Memory jobs are flushed first)",
     "/reset": "clear the project working state and caches; Memory is kept",
     "/memory status": "Memory health, counts and job failures",
-    "/memory list": "active Memory items (optionally: a kind)",
+    "/memory list": "active Memory items (optionally: a kind, e.g. /memory list user_preference)",
     "/memory show": "one item with its revisions and provenance: /memory show ID",
     "/memory forget": "forget one item (raw turns are kept): /memory forget ID",
     "/memory clear --confirm": "delete all Memory data",
-    "/memory export": "write a JSON snapshot",
+    "/memory export": "write a JSON snapshot (--to PATH: a new file, or a folder, elsewhere)",
     "/audit": "scan the code (or @paths) and draft patches for the findings: /audit [@path]... [TEXT]",
     "/audit next": "draft patches for the next batch of open findings",
     "/patch list": "the open audit's findings and patches",
@@ -57,6 +63,8 @@ def _parse_patch(rest: str) -> SlashCommand:
     if sub not in PATCH_SUBCOMMANDS:
         raise SlashError(PATCH_USAGE)
     if sub == "list":
+        if tail.strip():
+            raise SlashError(f"/patch list takes no arguments: {tail.strip()}")
         return SlashCommand("patch", (sub,))
     finding, _, text = tail.strip().partition(" ")
     if not finding:
@@ -89,18 +97,39 @@ def parse(text: str) -> SlashCommand:
     except ValueError:
         raise SlashError("unbalanced quotes in the command") from None
     if name == "memory":
-        if not args or args[0] not in ("status", "list", "show", "forget", "clear", "export"):
-            raise SlashError("usage: /memory status|list|show ID|forget ID|clear --confirm|export")
-        if args[0] in ("show", "forget") and len(args) != 2:
-            raise SlashError(f"usage: /memory {args[0]} ID")
-        return SlashCommand(name, args)
-    if name == "context":
+        return SlashCommand(name, _memory_args(args))
+    if name in NO_ARGUMENTS:
         if args:
-            raise SlashError(f"/context takes no arguments (got: {' '.join(args)})")
-        return SlashCommand(name)
-    if f"/{name}" in COMMANDS or name in ("new", "reset", "help", "quit", "history", "browse", "jobs", "stores"):
-        return SlashCommand(name, args)
+            raise SlashError(f"/{name} takes no arguments: {' '.join(args)}")
+        return SlashCommand(name, ())
     raise SlashError(f"unknown command /{name}; /help lists the commands")
+
+
+NO_ARGUMENTS = ("new", "reset", "help", "quit", "history", "browse", "jobs", "stores", "retry", "context")
+MEMORY_USAGE = "usage: /memory status|list [KIND]|show ID|forget ID|clear --confirm|export [--to PATH]"
+
+
+def _memory_args(args: tuple[str, ...]) -> tuple[str, ...]:
+    """`/memory SUB …` checked word by word; what is left over is named in the error."""
+    if not args or args[0] not in ("status", "list", "show", "forget", "clear", "export"):
+        raise SlashError(MEMORY_USAGE if not args else f"unknown /memory command {args[0]}; {MEMORY_USAGE}")
+    sub, rest = args[0], args[1:]
+    if sub == "status" and rest:
+        raise SlashError(f"/memory status takes no arguments: {' '.join(rest)}")
+    if sub == "list" and (len(rest) > 1 or (rest and rest[0] not in ITEM_KINDS)):
+        raise SlashError(f"/memory list takes one kind ({', '.join(ITEM_KINDS)}), not: {' '.join(rest)}")
+    if sub in ("show", "forget") and len(rest) != 1:
+        raise SlashError(f"usage: /memory {sub} ID" + (f" (not: {' '.join(rest[1:])})" if len(rest) > 1 else ""))
+    if sub == "clear" and rest not in ((), ("--confirm",)):
+        extra = [a for a in rest if a != "--confirm"] or list(rest[1:])
+        raise SlashError(f"/memory clear takes only --confirm, not: {' '.join(extra)}")
+    if sub == "export" and rest:
+        if rest[0] != "--to":
+            raise SlashError(f"unknown option for /memory export: {rest[0]} (it takes --to PATH)")
+        if len(rest) != 2 or not rest[1].strip():
+            raise SlashError("usage: /memory export --to PATH" + (f" (not: {' '.join(rest[2:])})"
+                                                                  if len(rest) > 2 else ""))
+    return args
 
 
 def completions(prefix: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.support.fixtures import db_path, query
+from tests.support.fixtures import db_path, is_error_doc, query
 from tests.support.llm_stub import CapturedRequest, Reply
 
 
@@ -60,7 +60,7 @@ def test_model_failure_exits_1_marks_the_turn_failed_and_keeps_the_text(repo, mo
     marker = "PROVIDER-BODY-7f3a"
     llm_stub.default("chat", Reply(status=500, error_body={"error": {"message": marker, "type": marker}}))
     rc, out, err = invoke_cli("ask", "Why is CI red?", "--intent", "general_chat", json=True)
-    assert rc == 1 and out is None
+    assert rc == 1 and is_error_doc(out, 1) and marker not in str(out)
     assert marker not in err and "model provider error" in err and "500" in err
     assert turns(repo) == [("failed", "general_chat", "Why is CI red?", None)]
     assert len(llm_stub.requests_for("chat")) == 1  # SDK retries are off (config.toml)
@@ -71,7 +71,7 @@ def test_model_failure_exits_1_marks_the_turn_failed_and_keeps_the_text(repo, mo
 
 def test_no_model_explains_configuration_and_stores_nothing(repo, invoke_cli, llm_stub) -> None:
     rc, out, err = invoke_cli("ask", "hello", json=True)
-    assert rc == 1 and out is None
+    assert rc == 1 and is_error_doc(out, 1)
     assert "AUTOPATCH_LLM_BASE_URL" in err and "AUTOPATCH_LLM_MODEL" in err
     assert turns(repo) == []
     assert llm_stub.requests == []

@@ -14,7 +14,13 @@ import threading
 import pytest
 
 from tests.agent.conftest import extraction_ok
-from tests.support.fixtures import PROJECT_ROOT, db_path, query
+from tests.support.fixtures import (
+    PROJECT_ROOT,
+    db_path,
+    is_error_doc,
+    parse_single_json,
+    query,
+)
 from tests.support.llm_stub import CapturedRequest, Reply
 
 
@@ -49,7 +55,7 @@ def test_signal_during_the_model_call_keeps_the_turn_and_still_flushes(repo, mod
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 1, err
-    assert out == "" and "Traceback" not in err
+    assert is_error_doc(parse_single_json(out), 1) and "Traceback" not in err  # `ask --json`: its error document
     assert f"terminated by {signal.Signals(signum).name}" in err
     [turn] = query(db_path(repo), "SELECT state, user_text, assistant_text FROM turns")
     assert tuple(turn) == ("failed", "Why is the build slow?", None)

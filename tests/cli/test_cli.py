@@ -6,7 +6,7 @@ from pathlib import Path
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings
-from tests.support.fixtures import db_path, parse_single_json, scalar, state_dir, write_old_store
+from tests.support.fixtures import db_path, is_error_doc, parse_single_json, scalar, state_dir, write_old_store
 
 
 def _make_v3(repo: Path) -> Path:
@@ -66,7 +66,7 @@ def test_missing_repo_path_is_a_usage_error(tmp_path: Path, run_cli) -> None:
     missing = tmp_path / "no" / "such" / "repo"
     rc, out, err = run_cli("memory", "status", "--repo", missing, json=True, cwd=tmp_path)
     assert rc == 2, (out, err)
-    assert out is None
+    assert is_error_doc(out, 2) and "does not exist" in out["error"]["message"]
     assert str(missing) in err and "does not exist" in err
     assert "Traceback" not in err
     assert not missing.exists() and not (tmp_path / ".autopatch-j").exists()
@@ -83,7 +83,7 @@ def test_usage_errors_exit_2(invoke_cli) -> None:
 def test_show_unknown_id_exits_1(repo: Path, invoke_cli) -> None:
     rc, out, err = invoke_cli("memory", "show", "mem-01UNKNOWN", json=True)
     assert rc == 1, err
-    assert out is None
+    assert is_error_doc(out, 1) and "mem-01UNKNOWN" in out["error"]["message"]
     assert "mem-01UNKNOWN" in err
 
 
@@ -92,16 +92,16 @@ def test_degraded_store_refuses_commands_that_need_a_healthy_store(repo: Path, r
     before = db.read_bytes()
     rc, out, err = run_cli("new", "--json")
     assert rc == 3, err
-    assert out == "" and "degraded" in err
+    assert is_error_doc(parse_single_json(out), 3) and "degraded" in err
     for args in (("new",), ("new", "--json"), ("memory", "list"), ("memory", "show", "mem-x"),
                  ("memory", "forget", "mem-x")):
         rc, out, err = invoke_cli(*args)
         assert rc == 3, (args, rc, err)
-        assert out == ""
+        assert out == "" if "--json" not in args else is_error_doc(parse_single_json(out), 3)
         assert "degraded" in err and "found 3" in err and "4" in err
-    # status and export still work on a degraded store
+    # status still reports on a degraded store (and exits 3 like the rest)
     rc, out, err = invoke_cli("memory", "status")
-    assert rc == 0 and "degraded" in out and "clear --confirm" in out
+    assert rc == 3 and "degraded" in out and "clear --confirm" in out
     assert db.read_bytes() == before
 
 

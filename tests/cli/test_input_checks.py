@@ -17,7 +17,13 @@ import pytest
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import load_settings
-from tests.support.fixtures import db_path, make_git_repo, query, state_dir
+from tests.support.fixtures import (
+    db_path,
+    is_error_doc,
+    make_git_repo,
+    query,
+    state_dir,
+)
 from tests.support.pipeline_helpers import stub_env
 from tests.support.store_helpers import add_item, name_of
 
@@ -90,14 +96,14 @@ def test_repo_that_is_a_file_is_a_usage_error_and_creates_nothing(tmp_path, invo
         assert "not a directory" in err and str(passwd) in err, err
         assert not state_dir(folder).exists() and not state_dir(tmp_path).exists(), args
     rc, out, err = run_cli("memory", "status", "--repo", passwd, json=True, cwd=tmp_path)  # a real process
-    assert (rc, out) == (2, None) and "Traceback" not in err
+    assert rc == 2 and is_error_doc(out, 2) and "Traceback" not in err
     assert sorted(p.name for p in folder.iterdir()) == ["passwd"]
 
 
 @pytest.mark.parametrize("query_text", ["", "   ", "\t\n"])
 def test_empty_search_is_a_usage_error_without_a_store(tmp_path, plain_home, invoke_cli, query_text) -> None:
     rc, out, err = invoke_cli("memory", "search", query_text, json=True, cwd=plain_home)
-    assert (rc, out) == (2, None), err
+    assert rc == 2 and is_error_doc(out, 2), err
     assert "query is empty" in err and "Traceback" not in err
     assert not state_dir(plain_home).exists()
 
@@ -121,7 +127,7 @@ def test_ask_path_outside_or_missing_is_a_usage_error_and_never_saved(repo, tmp_
     for path in bad:
         rc, out, err = invoke_cli("ask", "what is this?", "--intent", "general_chat", "--path", "src/a.py",
                                   "--path", path, json=True, env=env)
-        assert (rc, out) == (2, None), (path, rc, err)
+        assert rc == 2 and is_error_doc(out, 2), (path, rc, err)
         assert "--path" in err and "Traceback" not in err, (path, err)
     assert llm_stub.requests_for("chat") == []
     assert not db_path(repo).exists() or query(db_path(repo), "SELECT count(*) FROM turns")[0][0] == 0
@@ -135,7 +141,7 @@ def test_ask_path_outside_or_missing_is_a_usage_error_and_never_saved(repo, tmp_
 
 def test_search_path_outside_the_repository_is_a_usage_error(repo, invoke_cli) -> None:
     rc, out, err = invoke_cli("memory", "search", "parser", "--path", "../../etc/passwd", json=True)
-    assert (rc, out) == (2, None) and "outside the repository" in err
+    assert rc == 2 and is_error_doc(out, 2) and "outside the repository" in err
     rc, out, err = invoke_cli("memory", "search", "parser", "--path", "src/deleted_since.py", json=True)
     assert rc == 0, err  # a file that no longer exists may still be what Memory is about
 
@@ -143,7 +149,7 @@ def test_search_path_outside_the_repository_is_a_usage_error(repo, invoke_cli) -
 @pytest.mark.parametrize("value", ["-1", "-0.5", "nan", "NaN", "inf", "-inf", "1e9", "3601", "soon"])
 def test_absurd_new_timeouts_are_refused(repo, invoke_cli, value) -> None:
     rc, out, err = invoke_cli("new", "--timeout", value, json=True)
-    assert (rc, out) == (2, None), (value, err)
+    assert rc == 2 and is_error_doc(out, 2), (value, err)
     assert "--timeout" in err
     assert not db_path(repo).exists()  # refused before anything was opened
 
@@ -172,6 +178,6 @@ def test_registry_commands_keep_their_json_when_the_working_directory_store_is_d
 @pytest.mark.parametrize("value", ["nan", "inf", "-1"])
 def test_timeouts_in_the_environment_must_be_finite(repo, invoke_cli, var, value) -> None:
     rc, out, err = invoke_cli("memory", "status", json=True, env={var: value})
-    assert (rc, out) == (1, None), err  # a configuration error, named, and nothing opened
+    assert rc == 1 and is_error_doc(out, 1), err  # a configuration error, named, and nothing opened
     assert "invalid setting" in err and "Traceback" not in err
     assert not db_path(repo).exists()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from tests.support.fixtures import db_path, query
+from tests.support.fixtures import db_path, is_error_doc, query
 from tests.support.pipeline_helpers import stub_env
 
 
@@ -35,7 +35,7 @@ def test_paths_the_tools_refuse_are_usage_errors(repo, invoke_cli, llm_stub) -> 
     for path in refused:
         for args in (["ask", "what is this?", "--intent", "code_explain"], ["memory", "search", "parser"]):
             rc, out, err = invoke_cli(*args, "--path", path, json=True, env=env)
-            assert (rc, out) == (2, None), (args, path, rc, err)
+            assert rc == 2 and is_error_doc(out, 2), (args, path, rc, err)
             assert "--path" in err and "Traceback" not in err, (path, err)
             assert len(err.strip().splitlines()) == 1, err
             assert not db_path(repo).exists(), path  # refused before a store was opened

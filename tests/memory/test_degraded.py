@@ -18,7 +18,8 @@ from autopatch_tui.core.errors import MemoryDegradedError
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import schema
 from autopatch_tui.core.settings import Settings
-from tests.support.fixtures import bootstrap_healthy, db_path, file_fingerprint, raw_connect, scalar, write_old_store
+from tests.support.fixtures import (bootstrap_healthy, db_path, file_fingerprint, is_error_doc, raw_connect, scalar,
+                                    write_old_store)
 
 
 @dataclass(frozen=True)
@@ -147,14 +148,14 @@ def test_degraded_store_is_reported_and_left_byte_identical(name: str, repo: Pat
     assert "SECRET-BODY" not in diag and "hello" not in diag
 
     rc, out, err = invoke_cli("memory", "status", json=True)
-    assert rc == 0, err
-    assert out["state"] == "degraded"
+    assert rc == 3, err  # the report, and exit 3 like every command that needs a healthy store
+    assert out["state"] == "degraded" and out["error"] == {"code": 3, "message": f"Memory is degraded: {diag}"}
     assert out["diagnostic"] == diag
     assert out["schema_version"] == report.schema_version
 
     rc, out, err = invoke_cli("memory", "list", json=True)
     assert rc == 3, (rc, out, err)
-    assert out is None  # nothing on stdout: the error goes to stderr
+    assert is_error_doc(out, 3)  # the one JSON document is the error's; its line goes to stderr too
     assert "degraded" in err.lower()
 
     assert file_fingerprint(db) == before, "a degraded memory.db was modified"
@@ -167,7 +168,7 @@ def test_degraded_v3_store_through_the_real_cli_process(repo: Path, settings: Se
     before = file_fingerprint(db)
     assert before[1] == b"\x01\x01"  # rollback-journal file; must not be switched to WAL
     rc, out, err = run_cli("memory", "status", json=True)
-    assert rc == 0, err
+    assert rc == 3, err
     assert (out["state"], out["schema_version"], out["supported_schema_version"]) == ("degraded", 3, 4)
     assert "found 3" in out["diagnostic"] and "SECRET-BODY" not in repr(out)
     rc, out, err = run_cli("memory", "list")

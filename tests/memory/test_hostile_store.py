@@ -411,14 +411,14 @@ def test_every_command_on_a_damaged_store(name: str, world: World, invoke_cli, t
         assert "Memory is degraded" in err and "after this command's answer" in err, err
         assert _snapshot(world, variant) == before  # nothing written, side files gone again
     rc, status, err = cli("memory", "status", json=True)
-    assert rc == 0, err
-    assert status["state"] == "degraded"
+    assert rc == 3, err  # the report, and the exit code of a degraded store
+    assert status["state"] == "degraded" and status["error"]["code"] == 3
     assert status["cause"] == variant.cause, status
     for fragment in variant.says:
         assert fragment in status["diagnostic"], (fragment, status["diagnostic"])
     assert "SECRET-BODY" not in repr(status)
     rc, text, err = cli("memory", "status")
-    assert rc == 0 and "degraded" in text and variant.cause in text
+    assert rc == 3 and "degraded" in text and variant.cause in text and "degraded" in err
     if variant.cause in ("read_only", "permission"):
         assert "clear" not in text and "clear" not in status["diagnostic"]
 
@@ -474,7 +474,7 @@ def test_a_dangling_db_link_creates_nothing_at_its_target(world: World, invoke_c
     target = world.elsewhere / "planted.db"
     _link("memory.db", str(target))(world)
     rc, out, err = invoke_cli("memory", "status", "--repo", str(world.repo), json=True, cwd=world.base)
-    assert rc == 0 and out["cause"] == "symlink" and str(world.db) in out["diagnostic"]
+    assert rc == 3 and out["cause"] == "symlink" and str(world.db) in out["diagnostic"]
     assert not os.path.lexists(target), "a store was created through the link, outside the repository"
     rc, _, err = invoke_cli("memory", "clear", "--confirm", "--repo", str(world.repo), cwd=world.base)
     assert rc == 0, err

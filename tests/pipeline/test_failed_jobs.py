@@ -16,7 +16,7 @@ import pytest
 from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.memory.render import render_status
 from autopatch_tui.core.memory.sqlite import write_txn
-from tests.support.fixtures import FakeClock
+from tests.support.fixtures import FakeClock, is_error_doc
 from tests.support.llm_stub import Reply
 from tests.support.pipeline_helpers import (
     add_turn,
@@ -155,7 +155,7 @@ def test_memory_retry_cli_json_and_errors(make_manager, llm_stub, invoke_cli):
     assert set(out) == {"job_id", "new_job_id"} and out["job_id"] == job
     assert one(mgr, "SELECT status FROM memory_jobs WHERE id = ?", (out["new_job_id"],)) == "pending"
     rc, out2, err = invoke_cli("memory", "retry", out["new_job_id"], json=True)
-    assert rc == 1 and out2 is None and "not failed" in err and "Traceback" not in err
+    assert rc == 1 and is_error_doc(out2, 1) and "not failed" in err and "Traceback" not in err
     rc, _, err = invoke_cli("memory", "retry", "job-nope")
     assert rc == 1 and "no Memory job job-nope" in err
     rc, _, err = invoke_cli("memory", "retry")

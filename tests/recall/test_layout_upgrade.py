@@ -234,7 +234,8 @@ def test_a_read_only_old_store_is_searched_as_it_is_and_left_byte_for_byte(invok
         with unprivileged():
             results = {q: invoke_cli("memory", "search", q, "--repo", str(repo), json=True, cwd=base) for q in QUERIES}
             rc, status, err = invoke_cli("memory", "status", "--repo", str(repo), json=True, cwd=base)
-        assert rc == 0 and status["cause"] == "read_only", err
+        # a read-only store is degraded (cause read_only): status prints its report and exits 3 (contracts §4)
+        assert rc == 3 and status["cause"] == "read_only" and status["error"]["code"] == 3, err
         for q, (rc, out, err) in results.items():
             assert rc == 0, err
             assert [r["id"] for r in out["results"]] == expected[q], q

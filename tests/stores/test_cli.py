@@ -3,9 +3,9 @@ human output, exit codes."""
 
 from __future__ import annotations
 
-from tests.support.fixtures import DEFAULT_REMOTE
+from tests.support.fixtures import DEFAULT_REMOTE, is_error_doc
 from tests.support.pipeline_helpers import stub_env
-from tests.support.store_helpers import add_item, checkout, counts, db_of, file_digest, meta, name_of, verdict
+from tests.support.store_helpers import add_item, checkout, counts, db_of, file_digest, meta, name_of, used, verdict
 
 SCAN_KEYS = {"engine", "truncated", "proposals"}
 PROPOSAL_KEYS = {"source", "target", "confidence", "judged_by", "reason", "source_evidence", "target_evidence"}
@@ -20,7 +20,7 @@ def _clones(tmp_path, open_mgr):
     add_item(m, "parser includes")
     add_item(m, "lexer tokens")
     m.close()
-    open_mgr(b).close()
+    used(open_mgr(b)).close()
     return a, b
 
 
@@ -77,10 +77,11 @@ def test_merge_json_keys_and_human_output(tmp_path, open_mgr, invoke_cli, llm_st
     assert {s["store"]: s["retired"] for s in listed["stores"]} == {na: False, nb: True}
 
     c = checkout(tmp_path, "three/proj", remote=DEFAULT_REMOTE)
-    open_mgr(c).close()
+    used(open_mgr(c)).close()
     rc, text, err = invoke_cli("memory", "merge", name_of(c), na, cwd=a)
     assert rc == 0, err
-    assert f"into {na}" in text and "retired" in text and "no_model" in text
+    assert f"into {na}" in text and "retired" in text
+    assert "organize: not run: no Memory model" in text and "no_model" not in text  # words, not a status code
 
 
 def test_merge_errors_exit_codes_and_nothing_written(tmp_path, open_mgr, invoke_cli):
@@ -93,14 +94,14 @@ def test_merge_errors_exit_codes_and_nothing_written(tmp_path, open_mgr, invoke_
         ((na, "project-0000000000000000000000ZZZZ"), 2, "unknown store"),
     ):
         rc, out, err = invoke_cli("memory", "merge", *args, json=True, cwd=c)
-        assert (rc, out) == (code, None) and text in err and "Traceback" not in err
+        assert rc == code and is_error_doc(out, code) and text in err and "Traceback" not in err
     rc, _, err = invoke_cli("memory", "merge", na, cwd=c)
     assert rc == 2  # usage: TARGET missing
     assert [file_digest(db_of(a)), file_digest(db_of(b))] == before
 
     db_of(b).write_bytes(b"\0" * 4096)  # a damaged store
     rc, out, err = invoke_cli("memory", "merge", nb, na, json=True, cwd=c)
-    assert rc == 1 and out is None and nb in err and "not usable" in err
+    assert rc == 1 and is_error_doc(out, 1) and nb in err and "not usable" in err
     assert meta(db_of(a))["retired_into"] is None and counts(db_of(a))["audit_events"] == 0
 
 

@@ -36,6 +36,7 @@ from tests.support.store_helpers import (
     service_for,
     set_label,
     state_view,
+    used,
 )
 
 
@@ -82,9 +83,9 @@ def _registry_rows(settings) -> list[tuple]:
 
 def test_validation_refuses_without_side_effects(pair, tmp_path, open_mgr, settings, clock):
     c = checkout(tmp_path, "gamma", remote=DEFAULT_REMOTE)
-    open_mgr(c).close()
+    used(open_mgr(c)).close()
     d = checkout(tmp_path, "delta", remote=DEFAULT_REMOTE)
-    open_mgr(d).close()
+    used(open_mgr(d)).close()
     nc, nd = name_of(c), name_of(d)
     svc = service_for(settings, clock=clock)
     svc.merge(nd, nc)  # D is retired into C

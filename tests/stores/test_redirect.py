@@ -20,6 +20,7 @@ from tests.support.store_helpers import (
     rows,
     scalar,
     service_for,
+    used,
 )
 
 
@@ -117,7 +118,7 @@ def test_a_new_holder_strips_the_alias_from_every_other_store(abc, settings):
     d = checkout(paths["a"].parent.parent, "clone-d/proj", remote="https://example.com/org/d.git")
     from autopatch_tui.core.manager import MemoryManager
 
-    MemoryManager.open(d, settings).close()
+    used(MemoryManager.open(d, settings)).close()
     svc.merge(names["b"], name_of(d))
     assert _aliases(db_of(paths["c"])) == []
     assert _aliases(db_of(d)) == sorted([names["a"], names["b"]])
@@ -139,10 +140,11 @@ def test_an_unreachable_holder_degrades_with_a_clear_message(abc, settings, open
     mgr.close()
 
     rc, out, err = invoke_cli("memory", "list", json=True, cwd=paths["a"])
-    assert rc == 3 and out is None
+    assert rc == 3 and out["error"]["code"] == 3 and names["c"] in out["error"]["message"]
     assert "not reachable" in err and names["c"] in err
-    rc, out, err = invoke_cli("memory", "status", json=True, cwd=paths["a"])
-    assert rc == 0 and out["state"] == "degraded" and names["c"] in out["diagnostic"]
+    rc, out, err = invoke_cli("memory", "status", json=True, cwd=paths["a"])  # its report, and exit 3
+    assert rc == 3 and out["state"] == "degraded" and names["c"] in out["diagnostic"]
+    assert out["error"]["code"] == 3
     # nothing was provisioned anywhere
     assert not db_of(paths["c"]).exists()
     assert rows(db_of(paths["a"]), "SELECT retired_into FROM memory_meta") == [{"retired_into": names["b"]}]

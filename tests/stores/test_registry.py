@@ -22,6 +22,7 @@ from tests.support.store_helpers import (
     meta,
     name_of,
     remove_store,
+    used,
 )
 
 STORE_KEYS = {"store", "label", "root", "remote", "fact_count", "retired"}
@@ -57,7 +58,7 @@ def test_opening_a_checkout_registers_its_store_with_exact_keys(tmp_path, settin
 
 def test_add_registers_a_checkout_the_app_never_opened(tmp_path, settings, invoke_cli):
     b = checkout(tmp_path, "beta", remote=DEFAULT_REMOTE)
-    MemoryManager(b, settings, register=False).close()
+    used(MemoryManager(b, settings, register=False)).close()
     name = name_of(b)
     with Registry(settings.home) as reg:
         assert reg.get(name) is None
@@ -133,7 +134,7 @@ def test_add_rejects_what_is_not_a_store(tmp_path, invoke_cli, repo):
 
 def test_label_is_persisted_in_the_store_and_the_registry(tmp_path, settings, open_mgr, invoke_cli):
     a = checkout(tmp_path, "alpha", remote=DEFAULT_REMOTE)
-    open_mgr(a).close()
+    used(open_mgr(a)).close()
     name = name_of(a)
     rc, _, err = invoke_cli("memory", "stores", "label", name, "  Alpha (laptop)  ", cwd=a)
     assert rc == 0, err
@@ -157,8 +158,8 @@ def test_label_is_persisted_in_the_store_and_the_registry(tmp_path, settings, op
 def test_two_clones_get_two_names_but_one_remote(tmp_path, open_mgr, invoke_cli):
     a = checkout(tmp_path, "one/proj", remote=DEFAULT_REMOTE)
     b = checkout(tmp_path, "two/proj", remote=DEFAULT_REMOTE.replace("https://", "ssh://git@"))
-    open_mgr(a).close()
-    open_mgr(b).close()
+    used(open_mgr(a)).close()
+    used(open_mgr(b)).close()
     listed = _stores(invoke_cli, a)
     na, nb = name_of(a), name_of(b)
     assert na != nb
@@ -172,7 +173,7 @@ def test_label_refuses_a_retired_or_degraded_store(tmp_path, settings, open_mgr,
     b = checkout(tmp_path, "beta", remote=DEFAULT_REMOTE)
     c = checkout(tmp_path, "gamma", git=False)
     for p in (a, b, c):
-        open_mgr(p).close()
+        used(open_mgr(p)).close()
     service_for(settings).merge(name_of(a), name_of(b))
     elsewhere = checkout(tmp_path, "elsewhere", git=False)
     rc, _, err = invoke_cli("memory", "stores", "label", name_of(a), "Old", cwd=elsewhere)

@@ -26,6 +26,7 @@ from tests.support.store_helpers import (
     name_of,
     remove_store,
     service_for,
+    used,
     verdict,
 )
 
@@ -36,7 +37,7 @@ PROPOSAL_KEYS = {"source", "target", "confidence", "judged_by", "reason", "sourc
 def _store(tmp_path: Path, open_mgr, name: str, *subjects: str, remote: str | None = None,
            git: bool = False) -> str:
     path = checkout(tmp_path, name, remote=remote, git=git or remote is not None)
-    mgr = open_mgr(path)
+    mgr = used(open_mgr(path))
     for s in subjects:
         add_item(mgr, s)
     mgr.close()
@@ -82,7 +83,7 @@ def test_a_recorded_remote_alone_is_not_certain(tmp_path, open_mgr, settings, ll
     is not here) only has its recorded remote, which proves nothing."""
     a = _store(tmp_path, open_mgr, "here/proj", "parser", remote=DEFAULT_REMOTE)
     gone = checkout(tmp_path, "there/proj", remote=DEFAULT_REMOTE)
-    open_mgr(gone).close()
+    used(open_mgr(gone)).close()
     loose = copy_store_file(db_of(gone), tmp_path / "downloads" / "memory.db")
     remove_store(db_of(gone))
     import shutil

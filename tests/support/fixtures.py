@@ -254,3 +254,13 @@ def invoke_cli(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Cli
         return rc, stdout, err.getvalue()
 
     return invoke
+
+
+def is_error_doc(out: Any, code: int) -> bool:
+    """Whether `out` is the one JSON document a failed `--json` command prints (contracts §4, added
+    2026-12-01): exactly `{"error": {"code": EXIT_CODE, "message": non-blank str}}`."""
+    if not isinstance(out, dict) or set(out) != {"error"} or not isinstance(out["error"], dict):
+        return False
+    err = out["error"]
+    return (set(err) == {"code", "message"} and err["code"] == code and isinstance(err["message"], str)
+            and bool(err["message"].strip()))

@@ -141,6 +141,13 @@ def active_identity_dupes(db: Path) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- seeding
 
 
+def used(mgr: MemoryManager) -> MemoryManager:
+    """A store someone has used: one completed turn. A store that holds nothing is never registered,
+    listed nor proposed by merge-scan (issue 20), so tests that need a known store use it."""
+    add_turns(mgr, 1, tag="used")
+    return mgr
+
+
 def add_turns(mgr: MemoryManager, n: int, *, tag: str = "t", complete: bool = True) -> list[str]:
     ids = []
     for i in range(n):

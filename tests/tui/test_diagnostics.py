@@ -21,6 +21,7 @@ from autopatch_tui.core.memory.job_table import SAFE_COLUMNS, read_job_counts, r
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.screens.chat import ChatScreen
+from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.diagnostics import CountBox, DiagnosticsScreen
 from autopatch_tui.tui.services import Services
 from tests.support.fixtures import bootstrap_healthy, raw_connect
@@ -265,7 +266,10 @@ async def test_process_pending_runs_jobs_through_the_model_with_live_progress(
         screen = await open_jobs(pilot)
         assert counts_shown(screen)["pending"] == 1
         assert screen.query_one("#note").display is False  # a model is configured
-        await pilot.press("p")
+        await pilot.press("p")  # asks first: it calls the model for every open job
+        await dg_poll(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert not screen.processing and llm_stub.requests_for("extraction") == []
+        await pilot.press("y")
         await dg_poll(pilot, lambda: llm_stub.pending("extraction") == 0 and screen.counts["leased"] == 1)
         # live while the worker runs: the job is running, progress shows
         assert screen.processing and screen.query_one("#progress", ProgressBar).display
@@ -305,7 +309,14 @@ async def test_the_retry_key_requeues_the_selected_failed_job_only(repo: Path, s
         table.move_cursor(row=table.get_row_index(JOBS[2][0]))  # the failed extraction
         await dg_wait(pilot, lambda: screen.selected is not None and screen.selected.id == JOBS[2][0])
         assert screen.check_action("retry", ()) is True
+        await pilot.press("t")  # asks first: a retry writes a fresh job
+        await dg_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await dg_wait(pilot, lambda: app.screen is screen)
+        assert read_job_counts(db)["failed"] == 2
         await pilot.press("t")
+        await dg_wait(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         await dg_wait(pilot, lambda: JOBS[2][0] not in [r.id for r in screen.rows])
         assert read_job_counts(db)["failed"] == 1 and read_job_counts(db)["pending"] == 2
         assert "queued again as job-" in plain(screen, "#process-status")

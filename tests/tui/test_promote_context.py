@@ -134,7 +134,9 @@ async def test_p_typed_in_the_search_field_is_text_not_a_promotion(
     app = mb_app(mb_manager, settings)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_browser(pilot)
-        await pilot.press("slash", *"pep space", "space")
+        if app.focused is not screen.query_one("#mb-search", Input):  # the Items view opens in it (issue 20)
+            await pilot.press("slash")
+        await pilot.press(*"pep space", "space")
         await settle(pilot)
         assert screen.query_one("#mb-search", Input).value == "pep space "
         assert not isinstance(app.screen, PromoteDialog) and screen.promote.marked == []

@@ -1,5 +1,5 @@
 """The prompt never loses text: Enter while a request runs keeps the text, Escape cancels the request
-(the turn ends `failed` with its RAW text), `r` / `/retry` resend a failed turn; Tab accepts the
+(the turn ends `failed` with its RAW text), Enter on a failed turn's note / `/retry` resend it; Tab accepts the
 highlighted `@path` completion; Up/Down walk this repository's prompt history (a private file in
 $AUTOPATCH_HOME, never Memory); PageUp/PageDown scroll the chat from the prompt; live steps."""
 
@@ -30,7 +30,7 @@ def prompt_of(app) -> PromptInput:
     return app.screen.query_one(PromptInput)
 
 
-def test_enter_while_busy_keeps_the_text_and_escape_cancels_then_r_retries(repo, llm_stub):
+def test_enter_while_busy_keeps_the_text_and_escape_cancels_then_enter_on_the_note_retries(repo, llm_stub):
     release = threading.Event()
     llm_stub.default("classify", "general_chat")
     llm_stub.script("chat", Reply(content="too late", wait_event=release), "second answer")
@@ -58,11 +58,11 @@ def test_enter_while_busy_keeps_the_text_and_escape_cancels_then_r_retries(repo,
             turns = app.manager.recent_turns()
             assert [(t.user_text, t.state) for t in turns] == [("explain the build", "failed")]
             assert prompt.text == "a second thought"  # still there after the cancel
-            # r on the failed note (Shift+Tab from the prompt focuses it) resends the RAW text
+            # Enter on the failed note (Shift+Tab from the prompt focuses it) resends the RAW text
             await pilot.press("shift+tab")
             await pilot.pause()
             assert isinstance(app.focused, FailedTurnNote)
-            await pilot.press("r")
+            await pilot.press("enter")
             await pilot.pause()
             await wait_idle(pilot, app)
             turns = app.manager.recent_turns()

@@ -44,6 +44,8 @@ def test_narrow_terminals_drop_columns_in_the_documented_order_never_the_reason(
     assert seen == ["calls", "attempts", "when", "stage", "phase"]
     assert keys(fit_columns(TURN_COLUMNS, 76)) == ["seq", "state", "created", "text"]  # Intent leaves first
     assert keys(fit_columns(STORE_COLUMNS, 76)) == ["store", "label", "root", "state"]  # Facts leaves first
+    # the live/retired state never leaves (issue 20: at 80 columns it did, the first of all)
+    assert keys(fit_columns(STORE_COLUMNS, 56)) == ["store", "root", "state"]
 
 
 class TableApp(App):

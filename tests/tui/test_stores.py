@@ -40,6 +40,7 @@ from autopatch_tui.tui.services import Services
 from tests.support.fixtures import DEFAULT_REMOTE, make_git_repo
 from tests.support.llm_stub import CapturedRequest, Reply, StubLLMServer
 from tests.support.pipeline_helpers import payload_of, seed_item, stub_settings
+from tests.support.store_helpers import used
 from tests.support.tui_wait import click, poll  # noqa: E402
 from tests.support.tui_wait import settle as st_wait
 from tests.support.tui_text import plain
@@ -57,10 +58,10 @@ NOT_SAME = {"same_project": False, "confidence": "low", "reason": "different pro
 
 def st_checkout(tmp_path: Path, settings: Settings, folder: str, remote: str | None, *, label: str | None = None,
                 facts: int = 0) -> str:
-    """A git checkout whose store is created and registered (opened once, like the app does), with
-    `facts` active items and an optional label. Returns the store name."""
+    """A git checkout whose store is created, used (one turn: a store that holds nothing is never
+    registered) and registered, with `facts` active items and an optional label. Returns the store name."""
     path = make_git_repo(tmp_path / folder, remote)
-    mgr = MemoryManager.open(path, settings)
+    mgr = used(MemoryManager.open(path, settings))
     try:
         for n in range(facts):
             seed_item(mgr, subject=f"{folder} topic {n}")
@@ -73,6 +74,8 @@ def st_checkout(tmp_path: Path, settings: Settings, folder: str, remote: str | N
 
 
 def st_app(repo: Path, settings: Settings) -> AutopatchApp:
+    """The app on `repo`, whose store has been used (one turn), so it is a known store like the others."""
+    used(MemoryManager.open(repo, settings)).close()
     return AutopatchApp(Services(MemoryManager.open(repo, settings), settings))
 
 
@@ -452,8 +455,8 @@ async def test_swap_is_keyed_by_the_pair_and_survives_merging_another_proposal(
         table = stores.query_one("#stores-table", DataTable)
         assert table_cells(table, merged_source)[4] == "retired"
         assert table_cells(table, merged_target)[4] == "live"
-        assert any(f"Merged {merged_source} into {merged_target}" in m and "organize: no_model" in m
-                   for m in notes)
+        assert any(f"Merged {merged_source} into {merged_target}" in m and "organize: not run: no Memory model" in m
+                   and "no_model" not in m for m in notes)  # user-facing words, not the status code
 
 
 async def test_after_a_merge_every_proposal_touching_either_store_vanishes(
@@ -658,7 +661,7 @@ async def test_the_store_list_adds_a_store_and_sets_a_label(repo: Path, settings
     from autopatch_tui.tui.screens.text_prompt import TextPromptScreen
 
     other = make_git_repo(tmp_path / "elsewhere", "https://git.test/acme/elsewhere.git")
-    MemoryManager.open(other, settings.with_overrides(home=tmp_path / "another-home")).close()  # unregistered here
+    used(MemoryManager.open(other, settings.with_overrides(home=tmp_path / "another-home"))).close()  # unregistered here
     app = st_app(repo, settings)
     async with app.run_test(size=SIZE) as pilot:
         notes = record_notifications(app)

@@ -20,6 +20,7 @@ from autopatch_tui.core.memory.readonly import open_readonly
 from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.memory.status import failure_from_row
 from autopatch_tui.core.paths import StorePaths, open_dir
+from autopatch_tui.core.terminal_text import plain_os_error, sqlite_words
 
 EXPORT_FORMAT = "autopatch-memory-export"
 MAX_NAME_ATTEMPTS = 10_000
@@ -125,7 +126,7 @@ def _write_new_file(path: Path, data: bytes) -> Path:
     except FileExistsError:
         raise MemoryStoreError(f"{path} exists; an export never overwrites a file") from None
     except OSError as exc:
-        raise MemoryStoreError(f"cannot write {path} ({type(exc).__name__})") from None
+        raise MemoryStoreError(f"cannot write {path}: {plain_os_error(exc)}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -151,7 +152,7 @@ def write_export(paths: StorePaths, *, repo: str, now: float, conn: sqlite3.Conn
         try:
             snapshot = build_snapshot(conn, repo=repo, now=now)
         except sqlite3.DatabaseError as exc:
-            raise MemoryStoreError(f"the Memory database is not readable for export ({type(exc).__name__})") from exc
+            raise MemoryStoreError(f"the Memory database is not readable for export: {sqlite_words(exc)}") from exc
     finally:
         if own:
             conn.close()
@@ -159,6 +160,15 @@ def write_export(paths: StorePaths, *, repo: str, now: float, conn: sqlite3.Conn
     if to is not None and not to.is_dir():
         return _write_new_file(to, data)
     exports_dir = to if to is not None else paths.exports_dir
+    try:
+        return _write_in_folder(paths, exports_dir, data, now=now, own_folder=to is None)
+    except (OSError, ValueError) as exc:  # our typed errors (read-only, links) are not OSErrors
+        raise MemoryStoreError(f"cannot write an export into {exports_dir}: {plain_os_error(exc)}") from None
+
+
+def _write_in_folder(paths: StorePaths, exports_dir: Path, data: bytes, *, now: float, own_folder: bool) -> Path:
+    """A new `memory-<stamp>[-N].json` in `exports_dir` (written aside, then linked into place)."""
+    to = None if own_folder else exports_dir
     dfd = open_dir(exports_dir, exports_dir, create=False) if to is not None else open_dir(
         paths.repo, paths.exports_dir, create=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))

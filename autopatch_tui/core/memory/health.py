@@ -29,6 +29,7 @@ from autopatch_tui.core.constants import DB_SIDE_SUFFIXES, SCHEMA_VERSION
 from autopatch_tui.core.memory.readonly import open_readonly
 from autopatch_tui.core.memory.schema import CatalogEntry, expected_catalog, layout_ddl, read_catalog
 from autopatch_tui.core.memory.sqlite import side_file
+from autopatch_tui.core.terminal_text import plain_os_error
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SQLITE_HEADER_SIZE = 100
@@ -63,7 +64,7 @@ def _header_problem(path: Path) -> str | None:
         with path.open("rb") as fh:
             head = fh.read(SQLITE_HEADER_SIZE)
     except OSError as exc:
-        return f"cannot read the database file ({type(exc).__name__})"
+        return f"cannot read the database file: {plain_os_error(exc)}"
     if len(head) < SQLITE_HEADER_SIZE:
         return "the database file is truncated (shorter than an SQLite header)"
     if not head.startswith(SQLITE_MAGIC):

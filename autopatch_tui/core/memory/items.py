@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.errors import MemoryNotFoundError, UsageError
+from autopatch_tui.core.ids import id_problem
 from autopatch_tui.core.memory.models import ItemDetail, ItemSummary, RevisionSummary, SourceQuote
 from autopatch_tui.core.memory import change_journal
 from autopatch_tui.core.memory.sqlite import write_txn
@@ -110,9 +111,12 @@ def items_containing(conn: sqlite3.Connection, text: str, *, limit: int = 50) ->
 
 def resolve_logical_id(conn: sqlite3.Connection, item_id: str) -> str:
     """An exact logical ID, or a unique prefix of one (users type IDs by hand)."""
+    if conn.execute("SELECT 1 FROM memory_items WHERE logical_id = ? LIMIT 1", (item_id,)).fetchone():
+        return item_id  # the store's own ID, whatever it holds (a hand-edited store's is shown escaped)
+    problem = id_problem(item_id)  # an over-long one once hit SQLite's LIKE pattern limit
+    if problem:
+        raise UsageError(problem)
     item_id = item_id.strip()
-    if not item_id:
-        raise UsageError("an item ID is required")
     if conn.execute("SELECT 1 FROM memory_items WHERE logical_id = ? LIMIT 1", (item_id,)).fetchone():
         return item_id
     like = item_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -31,6 +31,7 @@ class StoreInfo:
     aliases: tuple[str, ...] = ()
     subjects: tuple[str, ...] = field(default=())
     statements: tuple[str, ...] = field(default=())
+    holds_something: bool = True  # a turn or an item (any status); an empty store is never listed
 
     @cached_property
     def root_readable(self) -> bool:
@@ -53,6 +54,15 @@ class StoreInfo:
         """The normalized origin remote read from the root's git config, when the root is readable here
         (read once per StoreInfo: a scan compares every pair)."""
         return self._live_remote
+
+
+HOLDS_SOMETHING = "SELECT EXISTS (SELECT 1 FROM turns) OR EXISTS (SELECT 1 FROM memory_items)"
+
+
+def holds_something(conn: sqlite3.Connection) -> bool:
+    """Whether a store holds a turn or an item: one that holds neither (made by a `memory status`
+    in some folder, or just cleared) is not listed, scanned nor registered until it does."""
+    return bool(conn.execute(HOLDS_SOMETHING).fetchone()[0])
 
 
 class StoreUnreadable(Exception):
@@ -87,6 +97,7 @@ def read_store_info(db_path: Path) -> StoreInfo:
         with read_txn(conn):
             meta = conn.execute("SELECT * FROM memory_meta WHERE id = 1").fetchone()
             facts = conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
+            used = holds_something(conn)
             aliases = tuple(r[0] for r in conn.execute("SELECT alias FROM store_aliases ORDER BY alias"))
             rows = conn.execute(
                 "SELECT subject, statement FROM memory_items WHERE status = 'active' AND kind != 'discussion_context'"
@@ -101,4 +112,5 @@ def read_store_info(db_path: Path) -> StoreInfo:
         fact_count=facts, retired_into=meta["retired_into"], aliases=aliases,
         subjects=tuple(dict.fromkeys(r["subject"] for r in rows)),
         statements=tuple(r["statement"][:MAX_STATEMENT_CHARS] for r in rows[:MAX_STATEMENTS]),
+        holds_something=used,
     )

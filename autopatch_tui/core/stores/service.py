@@ -26,6 +26,7 @@ from autopatch_tui.core.stores.info import StoreInfo, StoreUnreadable, read_stor
 from autopatch_tui.core.stores.merge import merge_files
 from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.scan import ProgressFn, ScanResult, merge_scan
+from autopatch_tui.core.terminal_text import has_controls, sqlite_words
 
 log = logging.getLogger(__name__)
 MAX_LABEL_CHARS = 80
@@ -33,6 +34,22 @@ MAX_LABEL_CHARS = 80
 
 class MergeError(AutopatchError):
     """A merge was refused or failed; nothing was changed when it is raised by validation."""
+
+
+def reorg_words(status: str) -> str:
+    """A merge's `reorg_status` (a stable machine word, kept as is in `--json`) for people."""
+    if status == "empty":
+        return "nothing to reorganize"
+    if status == "skipped":
+        return "not run (--no-organize)"
+    if status == "no_model":
+        return "not run: no Memory model is configured; the imported items are kept as they are"
+    if status.startswith("error: busy:"):
+        return ("not finished: another process was organizing this store; the rest stays queued"
+                f" ({status.removeprefix('error: busy: ')})")
+    if status.startswith("error: "):
+        return f"did not finish ({status.removeprefix('error: ')}); the rest stays queued"
+    return status
 
 
 @dataclass(frozen=True)
@@ -146,8 +163,8 @@ class StoreService:
                                  (canonical_location(home), normalize_remote_url(read_origin_remote(home)) or None))
                 conn.execute("DELETE FROM store_aliases")
         except sqlite3.Error as exc:
-            raise MergeError(f"cannot give the copied store {db_path} a name of its own"
-                             f" ({type(exc).__name__})") from None
+            raise MergeError(f"cannot give the copied store {db_path} a name of its own:"
+                             f" {sqlite_words(exc)}") from None
         finally:
             conn.close()
         log.info("copied store %s registered as %s", db_path, name)
@@ -171,6 +188,8 @@ class StoreService:
         label = label.strip()
         if not label or len(label) > MAX_LABEL_CHARS:
             raise UsageError(f"a label is 1 to {MAX_LABEL_CHARS} characters")
+        if has_controls(label):  # it is shown in lists, dialogs and merge prompts: one plain line
+            raise UsageError("a label is one line of text without control characters")
         with self.registry() as reg:
             entry = reg.require(store)
             try:  # never write into a missing or degraded file
@@ -184,7 +203,7 @@ class StoreService:
                 with write_txn(conn):
                     conn.execute("UPDATE memory_meta SET label = ? WHERE id = 1", (label,))
             except sqlite3.Error as exc:
-                raise MergeError(f"cannot write the label into {store} ({type(exc).__name__})") from None
+                raise MergeError(f"cannot write the label into {store}: {sqlite_words(exc)}") from None
             finally:
                 conn.close()
             reg.set_label(store, label)
@@ -196,6 +215,8 @@ class StoreService:
         for e in entries:
             try:
                 info = read_store_info(Path(e.db_path))
+                if not info.holds_something:  # an empty store (a stray `memory status`): not listed
+                    continue
                 out.append({"store": e.name, "label": info.label, "root": info.root, "remote": info.remote,
                             "fact_count": info.fact_count, "retired": info.retired_into is not None})
             except StoreUnreadable:
@@ -214,8 +235,8 @@ class StoreService:
                 info = read_store_info(Path(e.db_path))
             except StoreUnreadable:
                 continue
-            if not info.retired_into and info.name == e.name:
-                infos[e.name] = info
+            if not info.retired_into and info.name == e.name and info.holds_something:
+                infos[e.name] = info  # an empty store is never proposed
         return infos
 
     # --- scan and merge ---------------------------------------------------------------------

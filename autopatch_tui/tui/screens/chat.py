@@ -1,5 +1,11 @@
 """The chat screen (home): the active thread's recent turns, the prompt, streaming answers,
-slash commands and `@path` mentions."""
+slash commands and `@path` mentions.
+
+Text typed anywhere on this screen reaches the prompt (`typing_target`; the App routes printable
+keys, `tui/typing.py`), so no letter fires an action here: cancelling is Escape, resending a
+failed turn is Enter on its focused note (Shift+Tab) or `/retry`. F2 puts focus back in the
+prompt. The conversation follows new output unless the user scrolled away (`ChatLog`); sending
+anything follows it again, and a marker says when new output is below."""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
@@ -20,6 +26,7 @@ from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.tui import slash
+from autopatch_tui.tui.chat_text import BUSY_KEEPS_TEXT, CANCELLED_NOTE, RESEND_HINT, UNEXPECTED_NOTE, WELCOME
 from autopatch_tui.tui.file_index import FileIndex
 from autopatch_tui.tui.prompt_history import PromptHistory, history_file
 from autopatch_tui.tui.turn_control import RequestCancelled, TurnControl, tool_step
@@ -63,11 +70,7 @@ class TurnResult(Protocol):
 RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
 MEMORY_CHECK_SECONDS = 0.3  # Memory notes: one look per burst of Memory events
 TURN_COMMANDS = ("explain", "chat", "audit", "retry")  # slash commands that start a chat turn
-UNEXPECTED_NOTE = ("The request failed unexpectedly (the error is in the log). Your message is kept here: press r "
-                   "on this note (Shift+Tab) or send /retry to send it again.")
-BUSY_KEEPS_TEXT = "A request is still running: your text was kept. Press Escape to cancel the request."
-CANCELLED_NOTE = ("Cancelled. Your message was saved as a failed turn; press r on this note (Shift+Tab) or send "
-                  "/retry to send it again.")
+
 
 
 def starts_turn(command: slash.SlashCommand | None) -> bool:
@@ -80,11 +83,10 @@ def starts_turn(command: slash.SlashCommand | None) -> bool:
 
 class ChatScreen(AppScreen):
     CSS_PATH = style("chat.tcss")
+    AUTO_FOCUS = "#prompt"  # the first focus is the prompt (not the log, then the prompt)
     BINDINGS = [
         Binding("escape", "cancel_request", "Cancel request", id="chat.cancel",
                 tooltip="cancel the running request (the turn ends failed; its text is kept)"),
-        Binding("r", "retry", "Retry", id="chat.retry",
-                tooltip="send the failed turn again as a new turn (the focused failed note, else the last one)"),
     ]
 
     def __init__(self, services: Services) -> None:
@@ -96,11 +98,13 @@ class ChatScreen(AppScreen):
         self._stream: MarkdownStream | None = None
         self.busy = False
         self.control: TurnControl | None = None
-        self.failed_line: str | None = None  # the newest failed turn's text (`r`, `/retry`)
+        self.failed_line: str | None = None  # the newest failed turn's text (Enter on its note, `/retry`)
         self._line = ""  # the prompt line being handled
         self._turn_line = ""  # the line of the running turn
         self._steps: list[str] = []
         self._steps_note: NoteMessage | None = None
+        self._completion_due = False
+        self._prompt: PromptInput | None = None
         self._memory_watch: dict[str, Widget] = {}  # turn ID -> the widget its Memory note goes under
         self._memory_check_due = False
 
@@ -122,6 +126,17 @@ class ChatScreen(AppScreen):
     @property
     def log_view(self) -> ChatLog:
         return self.query_one(ChatLog)
+
+    # --- typing and focus ---------------------------------------------------------------
+    def typing_target(self, event: events.Key) -> PromptInput | None:
+        """Every printable key typed on this screen goes to the prompt, whatever has focus."""
+        prompt = self._prompt
+        if prompt is None:
+            prompt = self._prompt = self.query_one(PromptInput)  # asked once per key: no query each time
+        return prompt if prompt.display else None
+
+    def focus_home(self) -> None:
+        self.query_one(PromptInput).focus()
 
     async def on_mount(self) -> None:
         self.query_one(Suggestions).display = False
@@ -183,13 +198,15 @@ class ChatScreen(AppScreen):
         self._start_session()  # its note comes under the turns it continues
 
     async def _show_recent(self, turns: list[TurnInfo]) -> None:
+        if not turns and self.services.manager.healthy:
+            await self.log_view.add_note(WELCOME)
         for t in turns:
             anchor: Widget = await self.log_view.add_user(t.user_text)
             if t.assistant_text:
                 anchor = await self.log_view.add_assistant(t.assistant_text)
             elif t.state == "failed":
                 self.failed_line = t.user_text
-                anchor = await self.log_view.add_failed("(turn failed; r or /retry sends it again)", t.user_text)
+                anchor = await self.log_view.add_failed(f"(turn failed) {RESEND_HINT}", t.user_text)
             elif t.state != "completed":
                 anchor = await self.log_view.add_note(f"(turn {t.state})", level="warning")
             self._memory_watch[t.id] = anchor
@@ -237,6 +254,7 @@ class ChatScreen(AppScreen):
         prompt.prompt_history.add(text)
         prompt.clear()
         self.query_one(Suggestions).display = False
+        self.log_view.follow()  # what you send, and its answer or output, is in view
         await self.submit_line(text, command)
 
     async def _parse_line(self, text: str) -> tuple[bool, slash.SlashCommand | None]:
@@ -245,8 +263,8 @@ class ChatScreen(AppScreen):
             return True, None
         try:
             return True, slash.parse(text)
-        except slash.SlashError as exc:
-            await self.log_view.add_note(str(exc), level="warning")
+        except slash.SlashError as exc:  # it answers the line just sent: in view even if scrolled away
+            await self.log_view.add_note(str(exc), level="warning", reveal=True)
             return False, None
 
     async def submit_line(self, text: str, command: slash.SlashCommand | None) -> None:
@@ -265,6 +283,18 @@ class ChatScreen(AppScreen):
 
     @on(PromptInput.Changed)
     def _typed(self, event: PromptInput.Changed) -> None:
+        """The completion follows the text once per refresh, however many edits came in between
+        (a burst of keys is one edit already; this bounds the rest)."""
+        if not self._completion_due:
+            self._completion_due = True
+            self.call_after_refresh(self._update_completion)
+
+    @on(PromptInput.Typed)
+    def _tab_without_completion(self) -> None:
+        self._update_completion()
+
+    def _update_completion(self) -> None:
+        self._completion_due = False
         prompt = self.query_one(PromptInput)
         token = prompt.current_token()
         box = self.query_one(Suggestions)
@@ -288,7 +318,8 @@ class ChatScreen(AppScreen):
 
     def _accept(self, choice: str) -> None:
         prompt = self.query_one(PromptInput)
-        prompt.replace_token(prompt.current_token(), choice + " ")
+        # a folder stays open for its files (the completion follows the edit); anything else ends its word
+        prompt.replace_token(prompt.current_token(), choice if choice.endswith("/") else choice + " ")
         self.query_one(Suggestions).display = False
         prompt.focus()
 
@@ -297,8 +328,10 @@ class ChatScreen(AppScreen):
         log_view = self.log_view
         if event.pages < 0:
             log_view.scroll_page_up(animate=False)
-        else:
+        elif event.pages > 0:
             log_view.scroll_page_down(animate=False)
+        else:
+            log_view.follow()
 
     # --- cancel and retry ---------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -318,7 +351,7 @@ class ChatScreen(AppScreen):
         focused = self.focused
         line = focused.line if isinstance(focused, FailedTurnNote) else self.failed_line
         if line is None:
-            await self.log_view.add_note("There is no failed turn to send again.", level="warning")
+            await self.log_view.add_note("There is no failed turn to send again.", level="warning", reveal=True)
             return
         if self.busy:
             self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
@@ -455,8 +488,7 @@ class ChatScreen(AppScreen):
         if message.saved:
             self.failed_line = self._turn_line
             text = (CANCELLED_NOTE if message.cancelled else
-                    f"The request failed: {message.error}. Your message was saved; press r on this note "
-                    "(Shift+Tab) or send /retry to send it again.")
+                    f"The request failed: {message.error}. Your message was saved. {RESEND_HINT}")
             await self.log_view.add_failed(text, self._turn_line)
         else:
             await self.log_view.add_note(f"Not sent: {message.error}. Nothing was stored.", level="warning")

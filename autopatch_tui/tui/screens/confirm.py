@@ -1,7 +1,9 @@
-"""A reusable yes/no confirmation dialog. The body is plain text (never markup): it may quote
-user or model text such as an item's statement. A dialog with a larger body or other keys (the
-promote diff, written on ctrl+s, no letter bound) subclasses `ConfirmBase`: `compose_body` for the
-body, its own BINDINGS and `CONFIRM_KEY` for the key named on the confirm button."""
+"""A reusable yes/no confirmation dialog. The body is plain text (never markup), its control
+characters escaped: it may quote user or model text such as an item's statement. A dialog with a
+larger body or other keys (the promote diff, written on ctrl+s, no letter bound) subclasses
+`ConfirmBase`: `compose_body` for the body, its own BINDINGS and `CONFIRM_KEY` for the key named on
+the confirm button. Every confirmation has its own footer, which shows its own keys (the screen
+beneath it no longer shows through with keys that do nothing here)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,20 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
+from autopatch_tui.tui.widgets.footer import AppFooter
 
 
 class ConfirmBase(AppModalScreen):
     """A confirmation: dismisses with True (the confirm button, `action_answer(True)`) or False.
     The cancel button is focused first, so a stray Enter never confirms. No keys of its own: a
-    subclass binds them (and names its confirm key in `CONFIRM_KEY`)."""
+    subclass binds them (and names its confirm key in `CONFIRM_KEY`, its cancel key in
+    `CANCEL_KEY` when the cancel label does not already say it)."""
 
     CONFIRM_KEY = ""
+    CANCEL_KEY = ""
     CSS_PATH = style("dialogs.tcss")
 
     def __init__(self, title: str, body: str, confirm_label: str = "Yes", *, cancel_label: str = "No",
@@ -34,16 +40,18 @@ class ConfirmBase(AppModalScreen):
         self.variant = variant
 
     def compose(self) -> ComposeResult:
+        cancel = f"{self.cancel_label} ({self.CANCEL_KEY})" if self.CANCEL_KEY else self.cancel_label
         with Vertical(id="dialog"):
-            yield Static(Text(self.title_text), id="title", markup=False)
+            yield Static(Text(escape_controls(self.title_text)), id="title", markup=False)
             yield from self.compose_body()
             with Horizontal(classes="buttons"):
-                yield Button(Text(self.cancel_label), id="no", variant="default")
+                yield Button(Text(cancel), id="no", variant="default")
                 yield Button(Text(f"{self.confirm_label} ({self.CONFIRM_KEY})"), id="yes",
                              variant=self.variant)  # type: ignore[arg-type]
+        yield AppFooter()
 
     def compose_body(self) -> ComposeResult:
-        yield Static(Text(self.body_text), id="body", markup=False)
+        yield Static(Text(escape_controls(self.body_text)), id="body", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -61,14 +69,19 @@ class ConfirmBase(AppModalScreen):
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
 
+    def action_close(self) -> None:
+        self.dismiss(False)
+
 
 class ConfirmScreen(ConfirmBase):
     """Dismisses with True (Yes / `y`) or False (No / `n` / escape). No is focused first, so a
-    stray Enter never confirms a destructive action."""
+    stray Enter never confirms a destructive action. Escape has its own action (`close`), so the
+    footer lists it beside `n`."""
 
     CONFIRM_KEY = "y"
+    CANCEL_KEY = "n"
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n", "answer(False)", "No", id="confirm.no"),
-        Binding("escape", "answer(False)", "Close", id="confirm.cancel", show=False),
+        Binding("escape", "close", "Close", id="confirm.cancel"),
     ]

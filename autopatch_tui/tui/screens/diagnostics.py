@@ -36,6 +36,7 @@ from autopatch_tui.core.memory.refusals import refusals_line
 from autopatch_tui.core.pipeline.flush import ExitFlushResult
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
+from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
@@ -355,17 +356,32 @@ class DiagnosticsScreen(AppScreen):
 
     # --- process pending now ------------------------------------------------------------
     def action_process(self) -> None:
+        """Asks first: it calls the Memory model for every open job (a letter never does that alone)."""
+        if not self._can_process():
+            return
+        open_jobs = sum(self.counts[s] for s in OPEN_STATES)
+        body = (f"Every open job ({open_jobs} now) gets one processing chance now: each is a call to the Memory "
+                "model. The background worker would process them too, one by one.")
+        self.app.push_screen(ConfirmScreen("Process pending jobs now?", body, "Process"),
+                             callback=lambda yes: self._start_processing() if yes else None)
+
+    def _can_process(self) -> bool:
         mgr = self.manager
         if not mgr.healthy:
             self._set_status("Memory is degraded: no job can run.", "-error")
-            return
+            return False
         if not mgr.has_model:
             text = f"No Memory model: {mgr.model_problem}. Pending jobs wait until a model is configured."
             self._set_status(text, "-warning")
             self.notify(text, severity="warning", markup=False)
-            return
+            return False
         if self.processing:
             self.notify("Pending jobs are already being processed.", markup=False)
+            return False
+        return True
+
+    def _start_processing(self) -> None:
+        if not self._can_process():
             return
         self.processing = True
         self._events_at_start = self.app.job_events  # type: ignore[attr-defined]
@@ -412,10 +428,18 @@ class DiagnosticsScreen(AppScreen):
         return True
 
     def action_retry(self) -> None:
+        """Asks first: the failed job runs again as a fresh job (a write no letter does alone)."""
         row = self.selected
         if row is None or row.status != "failed":
             return
-        self.run_worker(lambda: self._retry(row.id), thread=True, group="jobs-retry", exit_on_error=False)
+        body = (f"Job {row.id} ({row.kind}) runs again as a fresh job for the same input; the failed one is "
+                "replaced.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(lambda: self._retry(row.id), thread=True, group="jobs-retry", exit_on_error=False)
+
+        self.app.push_screen(ConfirmScreen("Retry this failed job?", body, "Retry"), callback=answered)
 
     def _retry(self, job_id: str) -> None:
         new_job = self.manager.retry_job(job_id)
@@ -427,9 +451,7 @@ class DiagnosticsScreen(AppScreen):
         self.notify(text, title="Memory jobs", markup=False)
         self.refresh_jobs()
 
-    # --- navigation and worker outcome --------------------------------------------------
-    async def action_back(self) -> None:
-        await self.app.run_action("show('chat')")
+    # --- worker outcome -----------------------------------------------------------------
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # the App reports the error; the screen only leaves its busy state

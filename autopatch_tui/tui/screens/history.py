@@ -43,14 +43,19 @@ WORKER_GROUPS = ("history-threads", "history-turns", "history-more", "history-ex
 
 
 class HistoryScreen(AppScreen):
+    """Opens (and comes back) with focus in the search field: typing searches. The letter keys
+    move through the turns only once the list has focus (↓ from the field); writing an export
+    needs ctrl+s."""
+
     CSS_PATH = style("history.tcss")
-    AUTO_FOCUS = "#threads"
+    AUTO_FOCUS = "#search"
+    FIELD = "#search"
     BINDINGS = [
         Binding("escape", "back", "Back", id="history.back"),
         Binding("slash", "focus_search", "Search", id="history.search"),
         Binding("m", "more", "More turns", id="history.more"),
         Binding("b", "earlier", "Earlier turns", id="history.earlier"),
-        Binding("e", "export", "Export thread", id="history.export"),
+        Binding("ctrl+s", "export", "Export thread", id="history.export"),
     ]
 
     def __init__(self, services: Services) -> None:
@@ -372,13 +377,14 @@ class HistoryScreen(AppScreen):
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()
 
-    async def action_back(self) -> None:
+    def clear_field(self) -> bool:
+        """Escape's first step: leave the search (its text and its results), focus stays in the field."""
         search = self.query_one("#search", Input)
-        if search.value or self.mode == "search":
-            self._leave_search(render=True)
-            self.turns_table.focus()
-            return
-        await self.app.run_action("show('chat')")
+        if not search.value and self.mode != "search":
+            return False
+        self._leave_search(render=True)
+        search.focus()
+        return True
 
     # --- jump to a turn -----------------------------------------------------------------
     def show_turn(self, turn_id: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from autopatch_tui.core.memory.history import ThreadInfo
+from autopatch_tui.core.terminal_text import escape_controls
 
 
 def degraded_notice_text(diagnostic: str) -> Text:
@@ -24,7 +25,7 @@ def empty_detail_text(mode: str, loading: bool, thread_id: str | None) -> Text:
 
 def search_title_text(search_text: str, count: int, limit: int) -> Text:
     text = Text("Search “", style="bold")
-    text.append(search_text)
+    text.append(escape_controls(search_text, one_line=True))
     more = f" (first {limit})" if count >= limit else ""
     text.append(f"”: {count} matching turn(s){more}, newest first — Enter opens a turn in its thread",
                 style="bold")

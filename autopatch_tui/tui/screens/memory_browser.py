@@ -65,7 +65,12 @@ SEARCH_INTENT = "general_chat"
 
 
 class MemoryBrowserScreen(BrowserViews, AppScreen):
+    """The Items view opens (and comes back) with focus in the search field; the list's letter keys
+    work once the list has focus (↓ from the field). Escape clears the search first, then goes back."""
+
     CSS_PATH = style("memory_browser.tcss")
+    FIELD = "#mb-search"
+    AUTO_FOCUS = FIELD  # the first focus, not Tabs' then the field's: one footer for the first open
     BINDINGS = [
         Binding("escape", "back", "Back", id="memory.back"),
         Binding("slash", "focus_search", "Search", id="memory.search"),
@@ -73,7 +78,7 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         Binding("s", "cycle_status", "Status", id="memory.status"),
         Binding("f", "forget", "Forget", id="memory.forget"),
         Binding("j", "jump", "Jump", id="memory.jump"),
-        Binding("e", "export", "Export", id="memory.export"),
+        Binding("ctrl+s", "export", "Export", id="memory.export"),
         Binding("c", "clear", "Clear Memory", id="memory.clear"),
         Binding("r", "reload", "Reload", id="memory.reload", show=False),
         Binding("D", "duplicates", "Duplicates", id="memory.duplicates"),
@@ -135,7 +140,7 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         return Vertical(
             Static(Text("Memory is degraded"), id="mb-degraded-title", markup=False),
             Static(Text(""), id="mb-diagnostic", markup=False),
-            Horizontal(Button(Text("Export snapshot (e)"), id="mb-export"),
+            Horizontal(Button(Text("Export snapshot (ctrl+s)"), id="mb-export"),
                        Button(Text("Clear Memory… (c)"), id="mb-clear", variant="error"), classes="buttons"),
             id="mb-degraded")
 
@@ -146,7 +151,7 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
     def on_mount(self) -> None:
         self._show_detail_placeholder("")
         self._set_columns(memory_list.LIST_COLUMNS)
-        self.query_one("#mb-items", DataTable).focus()
+        self.query_one("#mb-search", Input).focus()
         self.watch(self.app, "memory_version", self._memory_changed, init=False)
         self.reload()
         self.opened()
@@ -422,9 +427,6 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         return True
 
     # --- actions ------------------------------------------------------------------------
-    def action_back(self) -> None:
-        self.app.call_later(self.app.run_action, "show('chat')")
-
     def action_forget(self) -> None:
         d = self.detail
         if d is None or d.status != "active":

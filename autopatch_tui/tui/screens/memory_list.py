@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.widgets.responsive_table import Col
 
 KIND_OPTIONS: list[tuple[str, str]] = [
@@ -45,7 +46,7 @@ def words_label(query_text: str) -> Row:
 
 def one_line(text: str) -> Text:
     """A table cell: plain text on one line, cut with an ellipsis."""
-    return Text(" ".join(text.split()), no_wrap=True, overflow="ellipsis")
+    return Text(escape_controls(" ".join(text.split()), one_line=True), no_wrap=True, overflow="ellipsis")
 
 
 def row_cells(row: Row, *, with_match: bool) -> list[Text]:

@@ -2,14 +2,15 @@
 switches between them: the tabs, F4 pressed on the browser (the next view), and opening on the
 inbox while items await review; and what every view reaches: the duplicate-store dialog and the
 jump to a source turn in the history. A mixin of `MemoryBrowserScreen` (which provides `services`,
-`healthy`, `table`, `_run`)."""
+`healthy`, `table`, `_run`, `query_text`, `selected`, `reload`). It also holds the browser's part of
+the shared field rules (`screens/base.py`): only the Items view has a field."""
 
 from __future__ import annotations
 
 import inspect
 import logging
 
-from textual.widgets import ContentSwitcher, Tab, Tabs
+from textual.widgets import ContentSwitcher, Input, Tab, Tabs
 
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.tui.screens.memory_audit import AuditView
@@ -63,8 +64,27 @@ class BrowserViews:
             self.query_one(AuditView).reload()
             self.query_one(AuditView).focus_list()
         else:
-            self.table.focus()
+            self.focus_home()  # the Items view is ready for typing: its search field (issue 20)
         self.refresh_bindings()
+
+    def focus_home(self) -> None:
+        """Shown again: the Items view's search field (the inbox and the audit keep their lists)."""
+        if self.view == "items":
+            super().focus_home()  # type: ignore[misc]
+
+    def clear_field(self) -> bool:
+        """Escape's first step in the Items view: clear the search (its text, and its results: the
+        list comes back), focus stays in the field."""
+        field = self.query_one("#mb-search", Input)
+        if self.view != "items" or (not field.value and not self.query_text):
+            return False
+        field.value = ""
+        if self.query_text:
+            self.query_text = ""
+            self.selected = None
+            self.reload()
+        field.focus()
+        return True
 
     def action_next_view(self) -> None:
         """F4 on the browser: the next view."""

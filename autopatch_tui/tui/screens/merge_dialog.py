@@ -32,6 +32,8 @@ from textual.widgets import Button, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from autopatch_tui.core.stores.scan import Proposal, ScanResult
+from autopatch_tui.core.stores.service import reorg_words
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
@@ -58,7 +60,9 @@ def pair_key(proposal: Proposal) -> Pair:
 
 
 def plain(value: object, default: str = "-") -> str:
-    text = " ".join(str(value).split()) if value is not None else ""
+    """One line of a store's label, root or a model's reason: whitespace folded, control characters
+    shown as escapes."""
+    text = escape_controls(" ".join(str(value).split()), one_line=True) if value is not None else ""
     return text or default
 
 
@@ -458,10 +462,10 @@ class MergeDialog(AppModalScreen):
         self.swapped = {pair for pair in self.swapped if not (pair & touched)}
         turns = getattr(result, "merged_turns", 0)
         items = getattr(result, "merged_items", 0)
-        status = getattr(result, "reorg_status", "?")
+        status = reorg_words(str(getattr(result, "reorg_status", "?")))
         into = getattr(result, "target", target)
         self.notify(f"Merged {source} into {into}: {turns} turn(s) and {items} item(s) moved; organize: {status}.",
-                    title="Stores merged", timeout=8)
+                    title="Stores merged", timeout=8, markup=False)
         if source == self.current_store:
             self.current_store = into
             follow = getattr(self.app, "follow_store_merge", None)

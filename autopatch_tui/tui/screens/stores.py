@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 from autopatch_tui.core.stores.scan import ScanResult
 from autopatch_tui.core.errors import UsageError
 from autopatch_tui.core.stores.service import MergeError, StoreService
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.merge_dialog import MergeDialog, StoresChanged
@@ -34,9 +35,9 @@ from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 WORKER_GROUPS = ("stores-load",)
 # Label and Root take the free width (Root twice Label's share); on a narrow terminal Facts leaves
-# first, then State; the store name never does
-COLUMNS = (Col("store", "Store", 34), Col("label", "Label", 12, flex=1), Col("root", "Root", 14, flex=2),
-           Col("facts", "Facts", 6, drop=2), Col("state", "State", 8, drop=1))
+# first, then Label; the store name and its state (live, current, retired) never do
+COLUMNS = (Col("store", "Store", 34), Col("label", "Label", 10, flex=1, drop=1), Col("root", "Root", 12, flex=2),
+           Col("facts", "Facts", 6, drop=2), Col("state", "State", 7))
 
 
 def current_store_name(services: Services) -> str | None:
@@ -71,8 +72,10 @@ class StoreRow:
 
 
 def cell(text: str, *, justify: JustifyMethod = "left") -> Text:
-    """A table cell: plain text on one line (never markup), cut with an ellipsis."""
-    return Text(" ".join(text.split()) or "-", no_wrap=True, overflow="ellipsis", justify=justify)
+    """A table cell: plain text on one line (never markup, control characters shown as escapes),
+    cut with an ellipsis."""
+    return Text(escape_controls(" ".join(text.split()), one_line=True) or "-", no_wrap=True, overflow="ellipsis",
+                justify=justify)
 
 
 class StoresScreen(AppScreen):
@@ -232,13 +235,13 @@ class StoresScreen(AppScreen):
                 return
             name = getattr(result, "store_name", None) or getattr(result, "name", None)
             done = f"{verb} store {name}." if name else f"{verb} the store."
+            if getattr(result, "holds_something", True) is False:
+                done += " It holds nothing yet: this list shows it once it holds a turn or an item."
             self.app.call_from_thread(self.notify, done, markup=False)
             self.app.call_from_thread(self.reload)
 
         self.run_worker(work, thread=True, group="stores-write", exit_on_error=False)
 
-    async def action_back(self) -> None:
-        await self.app.run_action("show('chat')")
 
     @on(Button.Pressed, "#stores-scan")
     def _scan_pressed(self, event: Button.Pressed) -> None:

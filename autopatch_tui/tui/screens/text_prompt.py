@@ -1,5 +1,6 @@
 """A small dialog that asks for one line of text (a folder to add, a store's label). Enter answers
-with the text, Escape closes without an answer. The title and hint are plain text, never markup."""
+with the text; Escape, as everywhere, first clears the field, then closes without an answer. The
+title and hint are plain text, never markup."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
+from autopatch_tui.tui.widgets.footer import AppFooter
 
 
 class TextPromptScreen(AppModalScreen):
     CSS_PATH = style("dialogs.tcss")
+    FIELD = "#ask-input"
     BINDINGS = [Binding("escape", "close", "Close", id="ask.close")]
 
     def __init__(self, title: str, hint: str, *, value: str = "", placeholder: str = "") -> None:
@@ -27,10 +31,11 @@ class TextPromptScreen(AppModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(Text(self.title_text), id="title", markup=False)
-            yield Static(Text(self.hint_text), id="body", markup=False)
+            yield Static(Text(escape_controls(self.title_text)), id="title", markup=False)
+            yield Static(Text(escape_controls(self.hint_text)), id="body", markup=False)
             yield Input(value=self.value, placeholder=self.placeholder, id="ask-input")
-            yield Static(Text("Enter: OK  ·  Escape: close"), id="ask-keys", markup=False)
+            yield Static(Text("Enter: OK  ·  Escape: clear the field, then close"), id="ask-keys", markup=False)
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -41,4 +46,5 @@ class TextPromptScreen(AppModalScreen):
         self.dismiss(event.value)
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        if not self.clear_field():
+            self.dismiss(None)

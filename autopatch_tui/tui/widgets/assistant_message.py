@@ -1,4 +1,5 @@
-"""An assistant's answer in the chat log: Markdown, streamed."""
+"""An assistant's answer in the chat log: Markdown, streamed, its control characters escaped
+(`core.terminal_text`): model text is never written raw to the terminal."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from textual.await_complete import AwaitComplete
 from textual.widgets import Markdown
 
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.widgets.markdown_view import markdown_view
 
 
@@ -15,15 +17,15 @@ class AssistantMessage(Markdown):
 
     def __init__(self, markdown: str = "", **kwargs: Any) -> None:
         self._saved: str | None = markdown
-        super().__init__(markdown_view(markdown), **kwargs)
+        super().__init__(markdown_view(escape_controls(markdown)), **kwargs)
 
     def update(self, markdown: str) -> AwaitComplete:
         self._saved = markdown
-        return super().update(markdown_view(markdown))
+        return super().update(markdown_view(escape_controls(markdown)))
 
     def append(self, markdown: str) -> AwaitComplete:
         self._saved = None  # streaming: the source is what has arrived
-        return super().append(markdown)
+        return super().append(escape_controls(markdown))
 
     @property
     def source(self) -> str:

@@ -9,9 +9,11 @@ skips the recompose when the keys it would show are exactly the ones shown, and 
 `-disabled` state of keys whose enabled state alone changed (issue 14: a screen's first open
 recomposed the footer three times, each rebuilding and restyling every key: 35-50 ms apiece).
 
-Its order is stable whatever has focus: the screen's own keys in their declared order, then a
-focused widget's, then the App's (F2…F6, quit, help), then the palette. (Textual's order follows
-the focus chain: with the prompt focused, `f6 Stores` came first because the TextArea binds f6.)"""
+Its order is stable whatever has focus: Help (F1) and Quit first — a narrow terminal cuts the
+footer from the right, and these two must stay visible (at 80 columns both, at 60 F1) — then the
+screen's own keys in their declared order, then a focused widget's, then the rest of the App's
+(F2…F6), then the palette. (Textual's order follows the focus chain: with the prompt focused,
+`f6 Stores` came first because the TextArea binds f6.)"""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
+
+FIRST = ("app.help", "app.quit")  # always at the left of the footer, in this order
 
 
 def declared_index(node: DOMNode, binding: Binding) -> int:
@@ -88,7 +92,10 @@ class AppFooter(Footer):
                 continue
             seen_actions.add(binding.action)
             rank = 0 if node is screen else 2 if node is app else 1
-            shown.append(((rank, declared_index(node, binding)), binding, enabled, tooltip))
+            order = declared_index(node, binding)
+            if node is app and binding.id in FIRST:
+                rank, order = -1, FIRST.index(binding.id)
+            shown.append(((rank, order), binding, enabled, tooltip))
         shown.sort(key=lambda entry: entry[0])
         out = [(binding.key, app.get_key_display(binding), binding.description, binding.action, not enabled,
                 tooltip, "") for _, binding, enabled, tooltip in shown]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from autopatch_tui.core.memory.history import ThreadInfo, TurnInfo
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 PREVIEW_CHARS = 240
@@ -23,7 +24,7 @@ def short_time(iso: str | None) -> str:
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    flat = " ".join(text.split())
+    flat = escape_controls(" ".join(text.split()), one_line=True)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

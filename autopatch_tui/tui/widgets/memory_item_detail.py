@@ -17,6 +17,7 @@ from autopatch_tui.core.memory.history import TurnInfo
 from autopatch_tui.core.memory.item_history import ItemHistory
 from autopatch_tui.core.memory.models import ItemDetail, SourceQuote
 from autopatch_tui.core.memory.word_diff import Segment
+from autopatch_tui.core.terminal_text import escape_controls
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
@@ -47,18 +48,18 @@ def quote_in_turn(turn_text: str, quote: str, quote_style: Style | str, *,
                   context: int = QUOTE_CONTEXT) -> tuple[Text, bool]:
     """The turn text (a window around the quote when long) with the quote as a style span.
     Returns (text, found)."""
-    where = locate_quote(turn_text, quote)
+    where = locate_quote(turn_text, quote)  # in the raw text; each piece shown is escaped
     if where is None:
-        return Text(turn_text), False
+        return Text(escape_controls(turn_text)), False
     start, end = where
     lo = max(0, start - context)
     hi = min(len(turn_text), end + context)
     out = Text()
     if lo > 0:
         out.append("… ")
-    out.append(turn_text[lo:start])
-    out.append(turn_text[start:end], style=quote_style)
-    out.append(turn_text[end:hi])
+    out.append(escape_controls(turn_text[lo:start]))
+    out.append(escape_controls(turn_text[start:end]), style=quote_style)
+    out.append(escape_controls(turn_text[end:hi]))
     if hi < len(turn_text):
         out.append(" …")
     return out, True
@@ -66,12 +67,12 @@ def quote_in_turn(turn_text: str, quote: str, quote_style: Style | str, *,
 
 def fields_text(d: ItemDetail) -> Text:
     t = Text()
-    t.append(d.statement, style="bold")
+    t.append(escape_controls(d.statement), style="bold")
     t.append("\n\n")
 
     def field(label: str, value: str, value_style: str = "") -> None:
         t.append(f"{label:<10}", style="dim")
-        t.append(value or "—", style=value_style)
+        t.append(escape_controls(value, one_line=True) or "—", style=value_style)
         t.append("\n")
 
     field("ID", d.id)
@@ -88,7 +89,7 @@ def fields_text(d: ItemDetail) -> Text:
         field("Thread", d.thread_id)
     field("Updated", d.updated_at)
     t.append("\nContent\n", style="dim")
-    t.append(d.content or "—")
+    t.append(escape_controls(d.content) or "—")
     return t
 
 
@@ -100,7 +101,7 @@ def revisions_text(d: ItemDetail) -> Text:
         t.append(f"r{r.revision} ", style="bold" if r.revision == d.revision else "")
         t.append(f"{r.status:<10} ", style="dim" if r.status != "active" else "")
         t.append(f"{short_time(r.updated_at)}  ", style="dim")
-        t.append(" ".join(r.statement.split()))
+        t.append(escape_controls(" ".join(r.statement.split()), one_line=True))
     return t
 
 
@@ -116,7 +117,7 @@ def history_text(history: ItemHistory) -> Text:
         t.append("replaced ", style="dim")
         t.append(f"{link.id} r{link.revision} ")
         t.append(f"{short_time(link.updated_at)}  ", style="dim")
-        t.append(" ".join(link.statement.split()), style="strike")
+        t.append(escape_controls(" ".join(link.statement.split()), one_line=True), style="strike")
     if history.replaced_by is not None:
         link = history.replaced_by
         if t:
@@ -124,7 +125,7 @@ def history_text(history: ItemHistory) -> Text:
         t.append("replaced by ", style="dim")
         t.append(f"{link.id} r{link.revision} ")
         t.append(f"{short_time(link.updated_at)}  ", style="dim")
-        t.append(" ".join(link.statement.split()))
+        t.append(escape_controls(" ".join(link.statement.split()), one_line=True))
     return t
 
 
@@ -136,7 +137,7 @@ def diff_text(segments: list[Segment], deleted: Style | str, added: Style | str)
         if previous is not None and previous.op == "del" and seg.op == "add" \
                 and not previous.text[-1:].isspace() and not seg.text[:1].isspace():
             t.append(" ")  # "~~public~~ every", not "~~public~~every": the words stay apart on screen
-        t.append(seg.text, style=deleted if seg.op == "del" else added if seg.op == "add" else "")
+        t.append(escape_controls(seg.text), style=deleted if seg.op == "del" else added if seg.op == "add" else "")
         previous = seg
     return t
 
@@ -181,7 +182,7 @@ class SourceList(OptionList):
             s, turn = p.source, p.turn
             if turn is None:
                 text.append(f"{s.role} · turn not found (it may have been merged away)\n", style=head_style)
-                text.append(s.quote, style=quote_style)
+                text.append(escape_controls(s.quote), style=quote_style)
             else:
                 text.append(f"{s.role} · turn {turn.sequence} · {turn.state} · {short_time(turn.created_at)}\n",
                             style=head_style)
@@ -190,7 +191,7 @@ class SourceList(OptionList):
                 text.append_text(shown)
                 if not found:
                     text.append("\nquote (not found verbatim in the turn): ", style=missing_style)
-                    text.append(s.quote, style=quote_style)
+                    text.append(escape_controls(s.quote), style=quote_style)
             if n < len(provenance) - 1:
                 text.append("\n")
             options.append(Option(text, id=f"src-{n}"))

@@ -1,6 +1,14 @@
 """The prompt: Enter sends, ctrl+j inserts a newline; `/command` and `@path` completion (Tab
-accepts the highlighted choice, Up/Down move it); without a completion open, Up/Down walk this
-repository's prompt history (at the first / last line) and PageUp/PageDown scroll the chat."""
+accepts the highlighted choice, Up/Down move it, Escape closes it); without a completion open,
+Up/Down walk this repository's prompt history (at the first / last line), PageUp/PageDown scroll
+the chat and ctrl+end follows it again. Tab never moves focus away (text typed after it would go
+elsewhere): without a completion it opens one for the word at the cursor, or does nothing.
+
+Work per key is bounded whatever the prompt holds: the completion token is read from at most
+`TOKEN_WINDOW` characters before the cursor, never the whole line (a 100 KB line made every key
+copy it), and a line longer than `LONG_LINE` characters turns soft wrapping off until the prompt
+is cleared (it scrolls sideways instead): Textual re-wraps and re-divides a wrapped line whole on
+every edit and every drawn row, 0.1 s per edit at 100 KB against 0.03 s unwrapped."""
 
 from __future__ import annotations
 
@@ -17,6 +25,10 @@ from autopatch_tui.tui.prompt_history import PromptHistory
 
 MENTION = re.compile(r"(?:^|\s)@([^\s@]+)")
 MAX_SUGGESTIONS = 12
+TOKEN_WINDOW = 256  # characters before the cursor a completion token may span
+LONG_LINE = 2000  # a longer line is shown unwrapped (scrolling sideways) until the prompt is cleared
+TOKEN_AT_END = re.compile(r"(?:^|(?<=\s))@[^\s@]*$")  # an @mention being typed (not an e-mail's @)
+PLACEHOLDER = "Ask about this repository · / commands · @ files · F1 keys"
 
 
 def mentioned_paths(text: str) -> list[str]:
@@ -42,17 +54,34 @@ class PromptInput(TextArea):
             self.choice = choice
 
     class ScrollChat(Message):
-        """PageUp / PageDown from the prompt: scroll the conversation by a page."""
+        """PageUp / PageDown from the prompt: scroll the conversation by a page (0: follow it again)."""
 
         def __init__(self, pages: int) -> None:
             super().__init__()
             self.pages = pages
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
+        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",  # type: ignore[arg-type]
+                         placeholder=PLACEHOLDER, **kwargs)
         self.completion: Suggestions | None = None  # set by the screen that shows both
         self.prompt_history = PromptHistory(None)
         self._recalled: str | None = None  # the history entry shown (edits end the walk)
+
+    # --- long lines ---------------------------------------------------------------------
+    def edit(self, edit):  # type: ignore[no-untyped-def]
+        result = super().edit(edit)
+        if self.soft_wrap and len(self.document.get_line(result.end_location[0])) > LONG_LINE:
+            self.soft_wrap = False
+        return result
+
+    def clear(self):  # type: ignore[no-untyped-def]
+        result = super().clear()
+        self.soft_wrap = True
+        return result
+
+    def load_text(self, text: str) -> None:
+        super().load_text(text)
+        self.soft_wrap = all(len(line) <= LONG_LINE for line in self.document.lines)
 
     @property
     def showing_history(self) -> bool:
@@ -97,12 +126,16 @@ class PromptInput(TextArea):
             choice = box.get_option_at_index(index).id
             if choice:
                 self.post_message(self.Accept(choice))
+        elif key == "tab":  # no completion open: offer one for the word at the cursor; focus stays
+            self.post_message(self.Typed(self.current_token()))
+        elif key == "escape" and box is not None:
+            box.display = False
         elif key in ("up", "down") and box is not None:
             box.action_cursor_up() if key == "up" else box.action_cursor_down()
         elif key in ("up", "down"):
             handled = self._walk(-1 if key == "up" else 1)
-        elif key in ("pageup", "pagedown"):
-            self.post_message(self.ScrollChat(-1 if key == "pageup" else 1))
+        elif key in ("pageup", "pagedown", "ctrl+end"):
+            self.post_message(self.ScrollChat({"pageup": -1, "pagedown": 1}.get(key, 0)))
         else:
             handled = False
         if handled:
@@ -125,13 +158,18 @@ class PromptInput(TextArea):
         await super()._on_key(event)
 
     def current_token(self) -> str:
-        """The word being typed at the cursor (for completion)."""
+        """The word being typed at the cursor, for completion: a slash command being typed at the
+        start of the prompt (`/memory st`), else an `@path` mention anywhere in the line (after
+        `/audit ` too). Reads at most TOKEN_WINDOW characters before the cursor."""
         row, col = self.cursor_location
-        line = self.document.get_line(row)[:col]
-        if line.startswith("/") and row == 0:
-            return line
-        m = re.search(r"@[^\s@]*$", line)
-        return m.group(0) if m else ""
+        line = self.document.get_line(row)
+        before = line[max(0, col - TOKEN_WINDOW):col]
+        m = TOKEN_AT_END.search(before)
+        if m and (m.start() > 0 or col <= TOKEN_WINDOW):
+            return m.group(0)
+        if row == 0 and col <= TOKEN_WINDOW and before.startswith("/"):
+            return before  # `/memory st`: the command words typed so far
+        return ""
 
     def replace_token(self, token: str, replacement: str) -> None:
         row, col = self.cursor_location

@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
 from autopatch_tui.core.memory.history import TurnInfo
+from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.widgets.history_tables import short_time
 from autopatch_tui.tui.widgets.markdown_view import markdown_view
 
@@ -20,9 +21,9 @@ def turn_detail_text(turn: TurnInfo) -> Text:
                style="dim")
     if turn.scope_paths:
         out.append("Scope: ", style="bold")
-        out.append(", ".join(turn.scope_paths) + "\n")
+        out.append(escape_controls(", ".join(turn.scope_paths)) + "\n")
     out.append("User\n", style="bold underline")
-    out.append(turn.user_text + "\n")
+    out.append(escape_controls(turn.user_text) + "\n")
     out.append("Assistant", style="bold underline")
     if not turn.assistant_text:
         out.append(f"\n(no answer: turn {turn.state})", style="italic")
@@ -51,5 +52,5 @@ class TurnDetail(VerticalScroll):
             return
         text.update(turn_detail_text(turn))
         answer.display = bool(turn.assistant_text)
-        answer.update(markdown_view(turn.assistant_text or ""))
+        answer.update(markdown_view(escape_controls(turn.assistant_text or "")))
         self.scroll_home(animate=False)
