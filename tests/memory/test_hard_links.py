@@ -25,7 +25,7 @@ def test_clear_moves_a_hard_linked_store_aside_with_its_wal(repo: Path, settings
     outside_before = tree_fingerprint(outside.parent)
 
     rc, status, err = invoke_cli("memory", "status", json=True)
-    assert rc == 0 and status["cause"] == "hard_link" and "has 2 hard links" in status["diagnostic"], (status, err)
+    assert rc == 3 and status["cause"] == "hard_link" and "has 2 hard links" in status["diagnostic"], (status, err)
     rc, _, err = invoke_cli("new")
     assert rc == 3 and "hard links" in err
     rc, _, err = invoke_cli("memory", "clear", "--confirm")
