@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 AFTER_ANSWER_SECONDS = 2.0
 
 
-def check_after_answer(mgr: MemoryManager, timeout: float = AFTER_ANSWER_SECONDS) -> int | None:
+def check_after_answer(mgr: MemoryManager, timeout: float = AFTER_ANSWER_SECONDS, *,
+                       before_answer: bool = False) -> int | None:
     """Run the deep check (see the module doc). Returns the process ID of a detached continuation,
-    if one was started."""
+    if one was started. `before_answer`: the command (`memory status`) reports the verdict itself,
+    so a fault is not announced here."""
     store = mgr.store
     if not store.healthy or store.verified:
         return None
@@ -60,7 +62,7 @@ def check_after_answer(mgr: MemoryManager, timeout: float = AFTER_ANSWER_SECONDS
     verdict = found[0] if found else None
     if verdict is None:
         return continue_later(store.paths.db, home) if store.healthy and not store.verified else None
-    if not getattr(verdict, "healthy", True):
+    if not getattr(verdict, "healthy", True) and not before_answer:
         warn(f"Memory is degraded: {store.health.diagnostic}; the consistency check found it after this "
              "command's answer, and later commands refuse the store; `memory status` shows it, "
              "`memory clear --confirm` starts a clean store")

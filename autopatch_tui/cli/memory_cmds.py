@@ -20,7 +20,13 @@ EXIT_DEGRADED = 3
 
 def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
     """The report, always; on a degraded store exit 3 like every command that needs a healthy
-    store, and say so: a stderr line, and in `--json` an `error` member beside the report."""
+    store, and say so: a stderr line, and in `--json` an `error` member beside the report. A store
+    whose deep-check verdict is not known yet is checked first (for at most the after-answer bound):
+    `status` is the command scripts ask "is Memory healthy?", so it answers after the check, not
+    before it (a store too large for the bound is still checked on after the answer)."""
+    from autopatch_tui.cli.after_answer import check_after_answer
+
+    check_after_answer(mgr, before_answer=True)  # nothing to do when the verdict is remembered
     report = mgr.status()
     degraded = report.state == "degraded"
     message = f"Memory is degraded: {report.diagnostic or 'unknown'}"

@@ -28,6 +28,7 @@ from autopatch_tui.core.settings import load_settings
 from tests.support.fixtures import db_path, make_git_repo
 from tests.support.recall_layouts import (
     copy_store,
+    fully_healthy,
     layout_state,
     naive,
     old_rows,
@@ -83,7 +84,7 @@ def test_every_transaction_of_the_rebuild_is_one_small_chunk_and_leaves_a_health
         changed.append((rebuild.transactions[-1].phase, conn.total_changes - before))
         states.append(layout_state(conn))
         if len(states) % 7 == 1 or states[-1] != states[-2]:
-            assert inspect_store(manager.store.db_path).healthy, states[-1]  # the full check
+            assert fully_healthy(manager.store.db_path), states[-1]  # the full check
             assert recall(conn, queries) == expected, states[-1]
     assert [s for n, s in enumerate(states) if n == 0 or s != states[n - 1]] == [
         schema.BUILDING, schema.SWITCHED, schema.CURRENT]
@@ -161,7 +162,7 @@ def test_items_written_and_taken_out_between_the_steps_are_never_lost(manager, s
     assert layout_state(conn) == schema.CURRENT
     assert index_texts(conn) == fresh_index_texts(conn) and item_postings_consistent(conn)
     assert without_related(recall(conn, queries)) == naive(conn, queries)
-    assert inspect_store(manager.store.db_path).healthy
+    assert fully_healthy(manager.store.db_path)
 
 
 def _walk_to(conn: sqlite3.Connection, state: str) -> Rebuild:
@@ -192,7 +193,7 @@ def test_each_state_of_the_rebuild_is_an_exact_catalog(manager, small_chunks, tm
     _old_store(manager, 30, seed=5)
     conn = manager.store.conn()
     _walk_to(conn, state)
-    assert inspect_store(manager.store.db_path).healthy
+    assert fully_healthy(manager.store.db_path)
     health = inspect_store(_damaged_copy(manager.store.db_path, tmp_path / "copy.db", damage))
     assert not health.healthy and diagnostic in (health.diagnostic or "")
 
@@ -211,7 +212,7 @@ def test_memory_clear_in_every_state_leaves_the_current_layout(manager, small_ch
     assert conn.execute("SELECT count(*) FROM recall_postings").fetchone()[0] == 0
     item = seed_item(conn, subject="fresh start", statement="After the clear.")
     assert [r["id"] for r in search_memory(manager, "fresh start")] == [item.logical_id]
-    assert inspect_store(manager.store.db_path).healthy
+    assert fully_healthy(manager.store.db_path)
 
 
 @pytest.fixture(scope="module")
@@ -260,7 +261,7 @@ def test_the_memory_worker_rebuilds_in_steps_while_a_turn_is_saved(big_old_store
         assert index_texts(conn) == fresh_index_texts(conn) and item_postings_consistent(conn)
     finally:
         mgr.close()
-    assert inspect_store(db_path(repo)).healthy
+    assert fully_healthy(db_path(repo))
 
 
 def test_the_memory_worker_never_rebuilds_a_degraded_store(big_old_store: Path, tmp_path: Path) -> None:
@@ -366,7 +367,7 @@ def test_kill_9_at_any_point_of_the_rebuild_leaves_a_healthy_store_that_finishes
         os.kill(child.pid, signal.SIGKILL)
         child.communicate(timeout=30)
         db = db_path(repo)
-        assert inspect_store(db).healthy  # the full check: b-trees, CHECKs, rules, foreign keys, catalog
+        assert fully_healthy(db)  # the full check: b-trees, CHECKs, rules, foreign keys, catalog
         conn = sqlite3.connect(db, isolation_level=None)
         conn.row_factory = sqlite3.Row
         try:
@@ -417,7 +418,7 @@ def test_two_processes_meeting_an_old_store_at_once(big_old_store: Path, tmp_pat
     finally:
         mgr.close()
     assert rows  # the old rows were there to rebuild
-    assert inspect_store(db_path(repo)).healthy
+    assert fully_healthy(db_path(repo))
 
 
 def test_revise_on_a_store_being_rebuilt_keeps_one_active_revision_in_recall(manager, small_chunks) -> None:
@@ -431,3 +432,28 @@ def test_revise_on_a_store_being_rebuilt_keeps_one_active_revision_in_recall(man
     hits = search_memory(manager, "config cache")
     assert [h["id"] for h in hits] == [item.logical_id] and revised.revision == 2
     assert index_texts(conn) == fresh_index_texts(conn) and item_postings_consistent(conn)
+
+
+def test_an_old_store_with_a_fault_only_the_deep_check_sees_is_never_rebuilt(big_old_store: Path,
+                                                                               tmp_path: Path) -> None:
+    """The worker's order: the deep check's verdict first, then the rebuild (a rebuild before it
+    would write to a damaged store)."""
+    repo = copy_store(big_old_store, tmp_path / "deepfault")
+    conn = sqlite3.connect(db_path(repo), isolation_level=None)
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    conn.execute("UPDATE threads SET archived_at = 1 WHERE status = 'active'")  # breaks a CHECK: deep only
+    assert conn.total_changes == 1
+    conn.close()
+    mgr = MemoryManager.open(repo, load_settings())
+    try:
+        assert mgr.store.healthy  # the open-time check passed
+        mgr.start_background()
+        assert _wait_for(lambda: not mgr.store.healthy)
+        mgr.worker.stop(30)
+    finally:
+        mgr.close()
+    check = sqlite3.connect(db_path(repo))
+    try:
+        assert layout_state(check) == schema.TERMS  # nothing rebuilt in a store found damaged
+    finally:
+        check.close()

@@ -26,6 +26,7 @@ from autopatch_tui.core.recall.query import RecallQuery, policy_for
 from autopatch_tui.core.recall.session import RecallSession
 from tests.support.fixtures import db_path, make_git_repo
 from tests.support.recall_layouts import (
+    fully_healthy,
     QUERIES,
     layout_state,
     naive,
@@ -70,7 +71,7 @@ def _search_ids(manager: MemoryManager, query: str) -> list[str]:
 
 
 def test_an_old_store_is_healthy_and_read_as_it_is_until_the_rebuild(old_store: Path) -> None:
-    assert inspect_store(db_path(old_store)).healthy
+    assert fully_healthy(db_path(old_store))
     mgr = open_manager(old_store)
     try:
         conn = mgr.store.conn()
@@ -93,7 +94,7 @@ def test_an_old_store_is_healthy_and_read_as_it_is_until_the_rebuild(old_store: 
         assert rebuild_now(conn) is False  # once
     finally:
         mgr.close()
-    assert inspect_store(db_path(old_store)).healthy  # the full check, current layout
+    assert fully_healthy(db_path(old_store))  # the full check, current layout
 
 
 def test_item_writes_on_an_old_store_write_the_old_layout_and_never_rebuild(old_store: Path) -> None:
@@ -180,7 +181,7 @@ def test_random_stores_recall_the_same_in_both_layouts_and_after_the_rebuild(man
     assert any(lexical)
 
     to_terms_layout(conn)
-    assert inspect_store(manager.store.db_path).healthy
+    assert fully_healthy(manager.store.db_path)
     assert recall(conn, queries) == current  # read through the view
     assert lexical == [match_keys(matching.lexical_matches(conn, RecallQuery("general_chat", q).base_terms(),
                                                            policy_for("general_chat", threads[0]), ())) for q in queries]

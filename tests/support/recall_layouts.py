@@ -22,6 +22,17 @@ QUERIES = ["backward compatibility", "我们要不要向后兼容", "what about 
            "兼容旧配置怎么处理", "the the of"]
 
 
+def fully_healthy(db: Path) -> bool:
+    """The open-time check *and* the deep check (b-trees, CHECKs, the recall rules, foreign keys,
+    duplicate identities): `inspect_store` alone is only the open-time check since issue 23."""
+    from autopatch_tui.core.memory.deep_check import deep_problem
+    from autopatch_tui.core.memory.health import inspect_store
+
+    health = inspect_store(db, then=deep_problem)
+    assert health.read is None, health.read
+    return health.healthy
+
+
 def spec_rows(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
     """Every row of every spec table (all but the recall index), in a stable order."""
     tables = [t for t in schema.TABLES if not t.startswith("recall_")]

@@ -90,8 +90,6 @@ __all__ = [
     "normalize_path",
     "normalize_phrase",
     "normalize_text",
-    "path_covers",
-    "path_specificity",
     "path_terms",
     "phrase_terms",
     "query_terms",
