@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.check_later import HELD, check_lock, continue_later
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
 
 AFTER_ANSWER_SECONDS = 2.0
+_TRIED: weakref.WeakSet[object] = weakref.WeakSet()  # stores this process has checked (or handed on)
 
 
 def check_after_answer(mgr: MemoryManager, timeout: float = AFTER_ANSWER_SECONDS, *,
@@ -34,8 +36,9 @@ def check_after_answer(mgr: MemoryManager, timeout: float = AFTER_ANSWER_SECONDS
     if one was started. `before_answer`: the command (`memory status`) reports the verdict itself,
     so a fault is not announced here."""
     store = mgr.store
-    if not store.healthy or store.verified:
-        return None
+    if not store.healthy or store.verified or store in _TRIED:
+        return None  # `memory status` checks before its answer; the answer's check is then done
+    _TRIED.add(store)
     home = mgr.settings.home
     lock = check_lock(home, store.paths.db)
     if lock == HELD:

@@ -146,3 +146,20 @@ def test_no_second_check_while_another_process_checks_the_store(repo: Path, sett
     finally:
         os.close(lock)
         mgr.close()
+
+
+def test_a_command_checks_a_store_once_however_often_it_is_asked(repo: Path, settings, monkeypatch) -> None:
+    """`memory status` checks before its answer and the command's end asks again: one bounded check
+    and at most one detached continuation per run, never a second foreground wait."""
+    bootstrap_healthy(repo, settings)
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        ran: list[float | None] = []
+        handed: list[Path] = []
+        monkeypatch.setattr(mgr, "verify_store", lambda timeout=None: ran.append(timeout))  # out of time
+        monkeypatch.setattr(after_answer, "continue_later", lambda db, home: handed.append(db) or 4242)
+        assert after_answer.check_after_answer(mgr, before_answer=True) == 4242
+        assert after_answer.check_after_answer(mgr) is None
+        assert ran == [after_answer.AFTER_ANSWER_SECONDS] and handed == [mgr.paths.db]
+    finally:
+        mgr.close()
