@@ -38,6 +38,7 @@ from autopatch_tui.core.model_slot import ModelSlot, build_memory_model  # noqa:
 from autopatch_tui.core.paths import StorePaths
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.info import StoreUnreadable, holds_something
+from autopatch_tui.core.stores.registration import own_meta, record, register_if_used
 from autopatch_tui.core.stores.registry import Registry
 from autopatch_tui.core.stores.resolve import Redirect, resolve_holder
 
@@ -129,7 +130,7 @@ class MemoryManager:
             store = MemoryStore.open(self.paths, identity, clock=self.clock, memo=self.verdicts)
             if registry is not None and store.healthy:
                 try:
-                    meta = store.conn().execute("SELECT store_name, root, remote, label FROM memory_meta").fetchone()
+                    meta = own_meta(store.conn())
                     if self.redirect is None and meta["store_name"] != identity.store_name:
                         # a store file copied here from elsewhere: the service gives it a name of its own
                         registry.close()
@@ -140,9 +141,7 @@ class MemoryManager:
                     elif self.redirect is None and not holds_something(store.conn()):
                         self._register_when_used = True  # e.g. a `memory status` in some folder
                     else:
-                        registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
-                                        remote=meta["remote"], label=meta["label"], retired_into=None,
-                                        now=self.clock.now())
+                        record(registry, meta, self.paths.db, self.clock.now())
                 except (sqlite3.Error, AutopatchError, StoreUnreadable) as exc:
                     log.warning("store not registered: %s", type(exc).__name__)
             return store
@@ -192,23 +191,10 @@ class MemoryManager:
 
     def _register_if_used(self) -> None:
         """A store opened empty joins the registry once it holds a turn or an item (its first turn,
-        or at close whatever wrote it); a failure is logged and never fails the caller."""
-        if not self._register_when_used or not self.store.healthy:
-            return
-        try:
-            conn = self.store.conn()
-            if not holds_something(conn):
-                return
-            meta = conn.execute("SELECT store_name, root, remote, label FROM memory_meta").fetchone()
-            registry = Registry(self.settings.home)
-            try:
-                registry.upsert(name=meta["store_name"], db_path=self.paths.db.resolve(), root=meta["root"],
-                                remote=meta["remote"], label=meta["label"], retired_into=None, now=self.clock.now())
-            finally:
-                registry.close()
-            self._register_when_used = False
-        except (sqlite3.Error, OSError, AutopatchError) as exc:
-            log.warning("store not registered: %s", type(exc).__name__)
+        or at close whatever wrote it): `stores.registration`."""
+        if self._register_when_used and self.store.healthy:
+            self._register_when_used = not register_if_used(self.settings.home, self.store.conn, self.paths.db,
+                                                             self.clock.now())
 
     @classmethod
     def open(cls, repo: str | os.PathLike[str] | None, settings: Settings, *, clock: Clock | None = None) -> MemoryManager:
