@@ -61,38 +61,26 @@ class GateClock:
         self.judged = 0  # candidates the semantic gate itself judged (after the provenance checks)
         self.gate_cpu = 0.0
 
-    def wrap_gate(self, fn):
+    def _timed(self, fn, cpu: str, count: str, how_many=lambda *args: 1):
+        """`fn`, adding its thread CPU to the attribute `cpu` and `how_many(*args)` to `count`."""
         @functools.wraps(fn)
         def timed(*args, **kwargs):
             t = time.thread_time()
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.gate_cpu += time.thread_time() - t
-                self.judged += 1
+                setattr(self, cpu, getattr(self, cpu) + time.thread_time() - t)
+                setattr(self, count, getattr(self, count) + how_many(*args))
         return timed
+
+    def wrap_gate(self, fn):
+        return self._timed(fn, "gate_cpu", "judged")
 
     def wrap_extraction(self, fn):
-        @functools.wraps(fn)
-        def timed(out, *args, **kwargs):
-            t = time.thread_time()
-            try:
-                return fn(out, *args, **kwargs)
-            finally:
-                self.cpu += time.thread_time() - t
-                self.candidates += len(out.candidates)
-        return timed
+        return self._timed(fn, "cpu", "candidates", lambda out, *args: len(out.candidates))
 
     def wrap_operation(self, fn):
-        @functools.wraps(fn)
-        def timed(*args, **kwargs):
-            t = time.thread_time()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.op_cpu += time.thread_time() - t
-                self.ops += 1
-        return timed
+        return self._timed(fn, "op_cpu", "ops")
 
     def line(self) -> str:
         out = ""
