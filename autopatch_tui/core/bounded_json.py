@@ -75,12 +75,13 @@ def parse(raw: bytes, path: Path | str, *, max_depth: int = MAX_DEPTH) -> object
 
 
 def read_bytes(path: Path | str, *, max_bytes: int, dir_fd: int | None = None, single_link: bool = False,
-               shown: Path | str | None = None) -> bytes | None:
+               shown: Path | str | None = None, follow_links: bool = False) -> bytes | None:
     """The bytes of the regular file `path` (a name relative to `dir_fd` when given), or None when it
-    does not exist. `shown` is how the file is named in a message (default: `path`)."""
+    does not exist. `shown` is how the file is named in a message (default: `path`). `follow_links`
+    only for a file of the user's own choosing (the settings file), never one beside a store."""
     shown = path if shown is None else shown
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
+        fd = os.open(path, os.O_RDONLY | (0 if follow_links else _NOFOLLOW) | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:

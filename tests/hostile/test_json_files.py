@@ -242,3 +242,19 @@ def test_a_file_over_the_size_bound_is_refused_before_parsing(tmp_path: Path) ->
         read_json(path, max_bytes=1000)
     assert caught.value.reason == bounded_json.TOO_LARGE
     assert read_json(tmp_path / "missing.json", max_bytes=1000) is None
+
+
+# --------------------------------------------------------------------------- the settings file
+
+@pytest.mark.parametrize("variant", ["fifo", "folder", "nested_toml"])
+def test_a_hostile_settings_file_is_a_sentence(variant, tmp_path: Path, invoke_cli) -> None:
+    home = tmp_path / "home"
+    path = home / "config.toml"
+    home.mkdir()
+    if variant == "nested_toml":
+        path.write_text("llm_model = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    else:
+        plant(path, variant, tmp_path / "unused")
+    rc, _, err = invoke_cli("memory", "list", env={"AUTOPATCH_HOME": str(home)})
+    assert rc != 0 and "Traceback" not in err and "unexpected error" not in err, err
+    assert f"cannot read settings file {path}" in err and len(err.strip().splitlines()) == 1, err
