@@ -163,3 +163,18 @@ def test_the_memory_audit_command_runs_no_fsmonitor(committed: Path, tmp_path: P
     assert code == 0, err
     assert out["stale_paths"] == []
     assert not marker.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository to another user")
+def test_another_users_repository_is_a_sentence_and_the_audit_walks(committed: Path, monkeypatch) -> None:
+    """No user `safe.directory` applies in the helper: git really refuses, and nothing breaks."""
+    from tests.memory._hostile import NOBODY, give_to_nobody
+
+    monkeypatch.delenv("SUDO_UID", raising=False)
+    give_to_nobody(committed)
+    assert os.stat(committed).st_uid == NOBODY
+    with pytest.raises(GitError) as caught:
+        run_git(committed, ["ls-files"])
+    assert str(caught.value) == "git refuses this repository (it belongs to another user)"
+    files = audit.repository_files(committed)
+    assert "src/a.py" in files and not any(f.startswith(".git/") for f in files)
