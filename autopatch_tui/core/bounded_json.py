@@ -124,3 +124,25 @@ def read_json(path: Path | str, *, max_bytes: int, max_depth: int = MAX_DEPTH, d
     if raw is None:
         return None
     return parse(raw, path if shown is None else shown, max_depth=max_depth)
+
+
+MAX_COLUMN_DEPTH = 16
+_MISSING = object()
+
+
+def loads_column(text: object, default: object = _MISSING, *, max_depth: int = MAX_COLUMN_DEPTH) -> object:
+    """A JSON value stored in a store column. The v4 schema checks only `json_valid` (SQLite accepts
+    1000 levels of nesting, which Python's recursive parser may not survive), and a store can come
+    from someone else's repository: a value that is not text, not JSON, or nested deeper than
+    `max_depth` is `default` — or, without one, a `ValueError`."""
+    try:
+        if not isinstance(text, str):
+            raise ValueError("not a JSON text")
+        if text.count("[") + text.count("{") > max_depth and \
+                nesting_depth(text.encode("utf-8", "surrogatepass")) > max_depth:
+            raise ValueError(f"nested deeper than {max_depth} levels")
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        if default is _MISSING:
+            raise ValueError("not a usable JSON value") from None
+        return default

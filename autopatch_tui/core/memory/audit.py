@@ -18,7 +18,6 @@ over them plus indexed lookups, so it stays well under a second at 10k items (`b
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import posixpath
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.memory.audit_text import Clause, clauses
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.terms import normalize_phrase
@@ -97,10 +97,7 @@ class _Item:
 
 
 def _paths(text: str) -> tuple[str, ...]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return ()
+    value = loads_column(text, None)
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 

@@ -13,6 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.constants import SCHEMA_VERSION
 from autopatch_tui.core.errors import MemoryStoreError, ReadOnlyPathError
@@ -60,10 +61,7 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 def _convert(col: str, value: object) -> object:
     if col in JSON_COLUMNS and isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
+        return loads_column(value, None)
     if col in TIME_COLUMNS and isinstance(value, (int, float)):
         return iso_utc(float(value))
     return value

@@ -3,10 +3,10 @@ search across turns, and a thread as Markdown. Reads only."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.errors import MemoryNotFoundError
 
@@ -38,7 +38,7 @@ class TurnInfo:
 
 def _turn(row: sqlite3.Row) -> TurnInfo:
     return TurnInfo(row["id"], row["thread_id"], row["sequence"], row["intent"], row["state"], row["user_text"],
-                    row["assistant_text"] or "", tuple(json.loads(row["scope_paths"])), iso_utc(row["created_at"]))
+                    row["assistant_text"] or "", tuple(loads_column(row["scope_paths"], [])), iso_utc(row["created_at"]))
 
 
 def list_threads(conn: sqlite3.Connection) -> list[ThreadInfo]:
