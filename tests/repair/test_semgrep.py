@@ -284,3 +284,20 @@ def test_a_real_scan_through_a_linked_path_ignores_the_repositorys_semgrep_files
     assert {(f.path, f.rule_id) for f in analysis.findings} >= {("App.java", "java.weak-md5")}
     assert analysis.unparsed == []
     assert sorted(str(p.relative_to(real)) for p in real.rglob("*")) == before
+
+
+def test_semgrep_run_in_the_repository_never_imports_its_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Semgrep's CLI is Python started in the repository: a PYTHONPATH entry that means the working
+    folder must not let the repository's `sitecustomize.py` or `ruamel/` run."""
+    repo = make_git_repo(tmp_path / "r")
+    write(repo, "App.java", APP_JAVA)
+    marker = tmp_path / "ran"
+    payload = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+    write(repo, "sitecustomize.py", payload)
+    write(repo, "usercustomize.py", payload)
+    write(repo, "ruamel/__init__.py", payload)
+    monkeypatch.setenv("PYTHONPATH", f".{os.pathsep}")  # both `.` and the empty entry name the working folder
+    analysis = SemgrepAnalyzer().analyze(repo, ["App.java"])
+    assert not marker.exists()
+    assert any(f.rule_id == "java.weak-md5" for f in analysis.findings)

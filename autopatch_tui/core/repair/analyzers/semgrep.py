@@ -87,8 +87,12 @@ def private_env(folder: Path) -> dict[str, str]:
         "GIT_DIR": str(folder / "no-git"), "GIT_CEILING_DIRECTORIES": str(folder), "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
     })
+    # Semgrep's CLI is Python run in the repository: no user path entry (an empty or `.` entry in
+    # PYTHONPATH is the working folder) may import the repository's modules
+    env.update({"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1"})
     for key in ("GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "SEMGREP_APP_TOKEN", "SEMGREP_REPO_URL"):
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "SEMGREP_APP_TOKEN", "SEMGREP_REPO_URL",
+                "PYTHONPATH", "PYTHONSTARTUP", "PYTHONUSERBASE"):
         env.pop(key, None)
     return env
 
