@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from autopatch_tui.cli.output import emit_json, say
+from autopatch_tui.cli.output import emit_json, emit_json_stream, say
+from autopatch_tui.cli.validate import add_paging
 from autopatch_tui.core.errors import MemoryNotFoundError, UsageError
 from autopatch_tui.core.terminal_text import one_line
 
@@ -48,20 +49,31 @@ def approval_note(mode: str) -> str:
 def cmd_review(mgr: MemoryManager, args: argparse.Namespace) -> int:
     if getattr(args, "review_action", None) == "keep":
         return cmd_review_keep(mgr, args)
-    entries = mgr.review.items()
-    if args.json:
-        emit_json({"approval": mgr.review.approval, "items": [e.as_json() for e in entries]})
+    if args.json and args.limit is None and args.after is None:  # everything, streamed
+        emit_json_stream("items", (e.as_json() for e in mgr.review.all_entries()),
+                         {"approval": mgr.review.approval, "next": None})
         return 0
-    say(f"{len(entries)} item{'s' if len(entries) != 1 else ''} awaiting review, oldest first; "
-        + approval_note(mgr.review.approval))
+    from autopatch_tui.core.memory.pages import DEFAULT_HUMAN_PAGE
+
+    entries, page = mgr.review.page(limit=args.limit or DEFAULT_HUMAN_PAGE, after=args.after)
+    if args.json:
+        emit_json({"approval": mgr.review.approval, "items": [e.as_json() for e in entries], "next": page.next})
+        return 0
+    total = len(entries) + page.more
+    say(f"{total} item{'s' if total != 1 else ''} awaiting review{' after the cursor' if args.after else ''}, "
+        "oldest first; " + approval_note(mgr.review.approval))
     for e in entries:
         s = e.summary
         paths = f" ({one_line(', '.join(s.applies_to_paths))})" if s.applies_to_paths else ""
         say(f"{one_line(s.id)}  {e.change} r{e.revision} [{KIND_WORDS.get(s.kind, s.kind)}] {one_line(s.subject)}: "
             f"{one_line(s.statement)}{paths}")
+    if page.next is not None:
+        say(f"... {page.more:,} more: `memory review --after {page.next}`")
     if entries:
         say("Keep exactly what you read: `memory review keep ID@REV...` (refused if the item changed since), "
-            "or `memory review keep --all`; forget: `memory forget ID`.")
+            "or `memory review keep --all`" + (" (every item awaiting review, also those not shown)"
+                                               if page.next is not None or args.after else "")
+            + "; forget: `memory forget ID`.")
     return 0
 
 
@@ -127,6 +139,7 @@ def add_review_parsers(msub: argparse._SubParsersAction, common: argparse.Argume
     p = msub.add_parser("review", help="items awaiting review (oldest first); `review keep` marks them kept",
                         parents=[common])
     p.add_argument("--json", action="store_true")
+    add_paging(p)
     p.set_defaults(handler=cmd_review)
     rsub = p.add_subparsers(dest="review_action", metavar="ACTION")
     k = rsub.add_parser("keep", help="mark items kept: IDs (ID@REV: only if still that revision), or --all",

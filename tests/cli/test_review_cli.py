@@ -47,7 +47,7 @@ def test_review_lists_the_inbox_oldest_first_with_the_exact_shape(invoke_cli, se
     second, revised, _ = seeded
     rc, out, err = invoke_cli("memory", "review", json=True)
     assert rc == 0, err
-    assert set(out) == {"approval", "items"} and out["approval"] == "auto"
+    assert set(out) == {"approval", "items", "next"} and out["next"] is None and out["approval"] == "auto"
     assert [i["id"] for i in out["items"]] == [second, revised]
     for item in out["items"]:
         assert set(item) == SUMMARY_KEYS | {"revision", "change"}

@@ -1,0 +1,141 @@
+"""`memory list` and `memory review` in pages (issue 33): `--limit N --after CURSOR`, `"next"` in
+`--json`, a page and how many more in human output, and cursors that stay right while other
+processes write between two pages — an entry that exists before and after is shown exactly once,
+never twice and never lost. `--json` without `--limit` prints everything, as one document."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.settings import Settings
+from tests.support.memory_factory import add_item
+
+
+def seed(repo: Path, settings: Settings, n: int) -> list[str]:
+    """`n` active items, created one second apart; their logical IDs, oldest first."""
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        conn = mgr.store.conn()
+        return [add_item(conn, subject=f"rule {i}", statement=f"Rule number {i}.", now=1_800_000_000.0 + i).logical_id
+                for i in range(n)]
+    finally:
+        mgr.close()
+
+
+def pages(invoke_cli, command: list[str], limit: int, between=None) -> list[list[dict]]:
+    """Every page of `command --limit N --json`, following "next"; `between(n)` runs after page n."""
+    out_pages: list[list[dict]] = []
+    after: list[str] = []
+    while True:
+        rc, doc, err = invoke_cli(*command, "--limit", str(limit), *after, json=True)
+        assert rc == 0, err
+        out_pages.append(doc["items"])
+        assert len(doc["items"]) <= limit
+        if doc["next"] is None:
+            return out_pages
+        assert doc["items"], "a page with a next cursor is never empty"
+        if between is not None:
+            between(len(out_pages))
+        after = ["--after", doc["next"]]
+
+
+def test_list_pages_cover_every_item_once_newest_created_first(repo: Path, settings: Settings, invoke_cli) -> None:
+    ids = seed(repo, settings, 23)
+    got = pages(invoke_cli, ["memory", "list"], 5)
+    assert [len(p) for p in got] == [5, 5, 5, 5, 3]
+    assert [i["id"] for p in got for i in p] == sorted(ids, reverse=True)  # ULIDs: creation time first
+    assert all(i["review"] == "new" for p in got for i in p)
+    rc, doc, _ = invoke_cli("memory", "list", "--limit", "23", json=True)
+    assert rc == 0 and doc["next"] is None and len(doc["items"]) == 23  # an exact fit has no next page
+
+
+def test_list_pages_stay_right_while_items_are_revised_added_and_forgotten(
+        repo: Path, settings: Settings, invoke_cli) -> None:
+    """A careless cursor (a position, or the unpaged newest-updated order) repeats or loses the
+    items revised between two pages."""
+    ids = seed(repo, settings, 20)  # pages of 6, newest first: ids[19..14], ids[13..8], ...
+    forgotten = ids[3]
+
+    def write(page: int) -> None:
+        if page != 1:
+            return
+        mgr = MemoryManager.open(repo, settings)
+        try:
+            conn = mgr.store.conn()
+            for shown, unseen in ((ids[18], ids[5]),):  # one already shown, one not yet
+                for logical in (shown, unseen):
+                    add_item(conn, subject=f"rule {ids.index(logical)}", statement="Revised.",
+                             logical_id=logical, revision=2, now=1_900_000_000.0)
+            add_item(conn, subject="brand new", statement="Added meanwhile.", now=1_900_000_001.0)
+            mgr.forget(forgotten)
+        finally:
+            mgr.close()
+
+    got = [i["id"] for p in pages(invoke_cli, ["memory", "list"], 6, between=write) for i in p]
+    assert len(got) == len(set(got)), "an item shown twice"
+    assert set(ids) - {forgotten} <= set(got), "an item lost"
+    assert forgotten not in got
+
+
+def test_review_pages_are_oldest_first_and_keep_their_place_while_the_inbox_changes(
+        repo: Path, settings: Settings, invoke_cli) -> None:
+    ids = seed(repo, settings, 12)
+
+    def write(page: int) -> None:
+        if page == 1:  # keep one item not shown yet, revise one shown
+            rc, _, err = invoke_cli("memory", "review", "keep", ids[7], json=True)
+            assert rc == 0, err
+            mgr = MemoryManager.open(repo, settings)
+            try:
+                add_item(mgr.store.conn(), subject="rule 1", statement="Revised.", logical_id=ids[1], revision=2,
+                         now=1_900_000_000.0)
+            finally:
+                mgr.close()
+
+    got = pages(invoke_cli, ["memory", "review"], 4, between=write)
+    seen = [(i["id"], i["revision"]) for p in got for i in p]
+    assert seen[:4] == [(ids[n], 1) for n in range(4)]
+    assert len(seen) == len(set(seen)), "a revision shown twice"
+    assert {i for i, _ in seen} == set(ids) - {ids[7]}  # the kept one left, nothing else was lost
+    assert seen[-1] == (ids[1], 2)  # the revision made meanwhile comes last, to be read
+
+
+def test_human_output_shows_one_page_and_how_to_get_the_next(repo: Path, settings: Settings, invoke_cli) -> None:
+    ids = sorted(seed(repo, settings, 60))  # the page order: by ID, newest first
+    rc, out, err = invoke_cli("memory", "list")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 51 and ids[-1] in lines[0] and ids[10] in lines[49]
+    assert lines[-1] == f"... 10 more: `memory list --after {ids[10]}`"
+    rc, out, _ = invoke_cli("memory", "list", "--after", ids[10])
+    assert rc == 0 and len(out.splitlines()) == 10 and "more" not in out
+
+    rc, out, _ = invoke_cli("memory", "review", "--limit", "7")
+    assert rc == 0
+    assert out.splitlines()[0].startswith("60 items awaiting review, oldest first")
+    assert "... 53 more: `memory review --after r" in out
+    assert "also those not shown" in out  # keep --all keeps more than this page
+
+
+@pytest.mark.parametrize("args", [["memory", "list", "--limit", "0"], ["memory", "list", "--limit", "x"],
+                                  ["memory", "list", "--limit", "10001"], ["memory", "review", "--after", "42"],
+                                  ["memory", "review", "--after", "rx"], ["memory", "list", "--after", "\x1b[2J"],
+                                  ["memory", "list", "--after", "m" * 300]])
+def test_a_bad_limit_or_cursor_is_a_usage_error_in_one_json_document(repo: Path, invoke_cli, args) -> None:
+    rc, doc, err = invoke_cli(*args, json=True)
+    assert rc == 2 and doc["error"]["code"] == 2
+    assert "\x1b" not in err and "m" * 100 not in err
+
+
+def test_json_without_limit_is_every_item_in_one_document(repo: Path, settings: Settings, invoke_cli) -> None:
+    """Streamed entry by entry, still exactly one JSON document, in the unpaged order."""
+    ids = seed(repo, settings, 30)
+    rc, doc, _ = invoke_cli("memory", "list", json=True)
+    assert rc == 0 and doc["next"] is None
+    assert [i["id"] for i in doc["items"]] == list(reversed(ids))  # most recently updated first
+    rc, doc, _ = invoke_cli("memory", "review", json=True)
+    assert rc == 0 and doc["next"] is None and doc["approval"] == "auto"
+    assert [i["id"] for i in doc["items"]] == ids
