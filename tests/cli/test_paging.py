@@ -25,18 +25,20 @@ def seed(repo: Path, settings: Settings, n: int) -> list[str]:
         mgr.close()
 
 
-def pages(invoke_cli, command: list[str], limit: int, between=None) -> list[list[dict]]:
-    """Every page of `command --limit N --json`, following "next"; `between(n)` runs after page n."""
-    out_pages: list[list[dict]] = []
+def pages(invoke_cli, command: list[str], limit: int, between=None,
+          entries=lambda doc: doc["items"]) -> list[list]:
+    """Every page of `command --limit N --json` (its `entries`), following "next"; `between(n)`
+    runs after page n."""
+    out_pages: list[list] = []
     after: list[str] = []
     while True:
         rc, doc, err = invoke_cli(*command, "--limit", str(limit), *after, json=True)
         assert rc == 0, err
-        out_pages.append(doc["items"])
-        assert len(doc["items"]) <= limit
+        out_pages.append(entries(doc))
+        assert len(out_pages[-1]) <= limit
         if doc["next"] is None:
             return out_pages
-        assert doc["items"], "a page with a next cursor is never empty"
+        assert out_pages[-1], "a page with a next cursor is never empty"
         if between is not None:
             between(len(out_pages))
         after = ["--after", doc["next"]]
@@ -123,7 +125,9 @@ def test_human_output_shows_one_page_and_how_to_get_the_next(repo: Path, setting
 @pytest.mark.parametrize("args", [["memory", "list", "--limit", "0"], ["memory", "list", "--limit", "x"],
                                   ["memory", "list", "--limit", "10001"], ["memory", "review", "--after", "42"],
                                   ["memory", "review", "--after", "rx"], ["memory", "list", "--after", "\x1b[2J"],
-                                  ["memory", "list", "--after", "m" * 300]])
+                                  ["memory", "list", "--after", "m" * 300], ["memory", "audit", "--after", "x"],
+                                  ["memory", "audit", "--after", "stale_paths.%%%"],
+                                  ["memory", "audit", "--after", "stale_paths." + "QQ" * 3000]])
 def test_a_bad_limit_or_cursor_is_a_usage_error_in_one_json_document(repo: Path, invoke_cli, args) -> None:
     rc, doc, err = invoke_cli(*args, json=True)
     assert rc == 2 and doc["error"]["code"] == 2
@@ -139,3 +143,38 @@ def test_json_without_limit_is_every_item_in_one_document(repo: Path, settings: 
     rc, doc, _ = invoke_cli("memory", "review", json=True)
     assert rc == 0 and doc["next"] is None and doc["approval"] == "auto"
     assert [i["id"] for i in doc["items"]] == ids
+
+
+def test_audit_pages_cover_every_finding_once_across_sections(repo: Path, settings: Settings, invoke_cli) -> None:
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        conn = mgr.store.conn()
+        stale = [add_item(conn, subject=f"module {i}", statement=f"Module {i} stays small.",
+                          applies_to_paths=[f"gone/m{i}.py"]).logical_id for i in range(7)]
+        for i in range(3):  # one subject, three scopes (that exist): one duplicate group
+            (repo / f"pkg{i}").mkdir()
+            (repo / f"pkg{i}" / "a.py").write_text("")
+            add_item(conn, subject="naming", statement=f"Names in package {i} are short.",
+                     applies_to_paths=[f"pkg{i}/**"])
+    finally:
+        mgr.close()
+    def findings(doc: dict) -> list[tuple[str, tuple[str, ...]]]:
+        return [("duplicates", tuple(f["ids"])) for f in doc["duplicates"]] + \
+               [("stale_paths", (f["id"],)) for f in doc["stale_paths"]]
+
+    rc, whole, _ = invoke_cli("memory", "audit", json=True)
+    assert rc == 0 and whole["next"] is None
+    assert len(whole["stale_paths"]) == 7 and len(whole["duplicates"]) == 1
+
+    def forget_one(page: int) -> None:
+        if page == 1:
+            rc, _, err = invoke_cli("memory", "forget", stale[-1])
+            assert rc == 0, err
+
+    got = [f for page in pages(invoke_cli, ["memory", "audit"], 3, between=forget_one, entries=findings)
+           for f in page]
+    assert len(got) == len(set(got)), "a finding shown twice"
+    assert set(got) == set(findings(whole)) - {("stale_paths", (stale[-1],))}
+    assert got[0][0] == "duplicates"  # section after section
+    rc, out, _ = invoke_cli("memory", "audit", "--limit", "2")
+    assert rc == 0 and out.splitlines()[-1].startswith("... 5 more: `memory audit --after stale_paths.")
