@@ -178,3 +178,27 @@ def test_audit_pages_cover_every_finding_once_across_sections(repo: Path, settin
     assert got[0][0] == "duplicates"  # section after section
     rc, out, _ = invoke_cli("memory", "audit", "--limit", "2")
     assert rc == 0 and out.splitlines()[-1].startswith("... 5 more: `memory audit --after stale_paths.")
+
+
+def test_search_pages_follow_the_ranking_and_go_on_when_the_cursor_item_is_gone(
+        repo: Path, settings: Settings, invoke_cli) -> None:
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        conn = mgr.store.conn()
+        for i in range(6):
+            add_item(conn, subject=f"retry policy {i}", statement=f"Retries back off, variant {i}.",
+                     keywords=["retry"])
+    finally:
+        mgr.close()
+    rc, whole, _ = invoke_cli("memory", "search", "retry", json=True)
+    assert rc == 0 and whole["next"] is None and len(whole["results"]) == 6
+    ranked = [r["id"] for r in whole["results"]]
+    got = [r["id"] for p in pages(invoke_cli, ["memory", "search", "retry"], 4, entries=lambda d: d["results"])
+           for r in p]
+    assert got == ranked
+    rc, first, _ = invoke_cli("memory", "search", "retry", "--limit", "2", json=True)
+    assert first["next"] == f"2.{ranked[1]}"
+    rc, _, err = invoke_cli("memory", "forget", ranked[1])
+    assert rc == 0, err
+    rc, second, _ = invoke_cli("memory", "search", "retry", "--limit", "2", "--after", first["next"], json=True)
+    assert rc == 0 and [r["id"] for r in second["results"]] == ranked[2:4]  # after the first two, not one lost

@@ -98,7 +98,7 @@ def test_the_approval_variable_reaches_review_and_search(invoke_cli, seeded) -> 
     rc, out, _ = invoke_cli("memory", "review", json=True, env={"AUTOPATCH_MEMORY_APPROVAL": "Review"})
     assert out["approval"] == "review"
     rc, found, _ = invoke_cli("memory", "search", "indentation", json=True, env={"AUTOPATCH_MEMORY_APPROVAL": "review"})
-    assert (rc, found) == (0, {"results": []})
+    assert (rc, found) == (0, {"results": [], "next": None})
     rc, found, _ = invoke_cli("memory", "search", "indentation", json=True)
     assert {r["id"] for r in found["results"]} == {second, revised}
     invoke_cli("memory", "review", "keep", revised)
