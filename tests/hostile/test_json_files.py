@@ -142,7 +142,7 @@ def test_a_hostile_marks_file_is_a_sentence_in_every_command(variant, kept_store
     rc, out, err = invoke_cli("memory", "status", json=True)
     assert rc == 0 and out["review"]["new"] == 2, err
     rc, found, err = invoke_cli("memory", "search", "indentation", json=True, env=REVIEW)
-    assert rc == 0 and found == {"results": []}, err  # fails closed: not even the kept item is recalled
+    assert rc == 0 and found["results"] == [], err  # fails closed: not even the kept item is recalled
     rc, found, err = invoke_cli("memory", "search", "indentation", json=True)  # auto mode: marks not needed
     assert rc == 0 and {r["id"] for r in found["results"]} == {kept, new}, err
 
