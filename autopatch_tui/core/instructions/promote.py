@@ -29,6 +29,7 @@ from autopatch_tui.core.errors import AutopatchError, UsageError
 from autopatch_tui.core.instructions.section import Bullet, one_line, render_bullet, section_bullets, splice
 from autopatch_tui.core.memory.items import resolve_logical_id
 from autopatch_tui.core.paths import find_symlink, open_dir, replace_with
+from autopatch_tui.core.secrets import mask
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
@@ -191,8 +192,9 @@ def _bullet(conn: sqlite3.Connection, raw_id: str) -> Bullet:
         (row["row_id"],)).fetchone()
     quote = source["quote"] if source is not None else None
     when = source["created_at"] if source is not None and source["created_at"] is not None else row["updated_at"]
-    lines = render_bullet(logical, row["statement"], quote, _date(when))
-    return Bullet(logical, one_line(row["statement"]), lines)
+    statement = mask(row["statement"])  # an older item may hold a secret: a promote never writes one (§10)
+    lines = render_bullet(logical, statement, mask(quote) if quote is not None else None, _date(when))
+    return Bullet(logical, one_line(statement), lines)
 
 
 def _gone(conn: sqlite3.Connection, item_id: str) -> bool:
