@@ -47,6 +47,8 @@ class MemoryMap:
     relevant: list[Match] = field(default_factory=list)
     omitted_standing: int = 0
     omitted_relevant: int = 0
+    # logical ID -> what the repository contradicts in it (`claims.store.map_doubts`): shown beside its line
+    doubts: dict[str, str] = field(default_factory=dict)
 
     @property
     def ids(self) -> list[str]:
@@ -63,15 +65,20 @@ class MemoryMap:
                  "over Memory; use memory_read(id) for details, memory_search(query) for more):"]
         if self.standing:
             lines.append("Standing:")
-            lines += [item_line(m) for m in self.standing]
+            lines += [self._line(m) for m in self.standing]
         if self.relevant:
             lines.append("Relevant:")
-            lines += [item_line(m) for m in self.relevant]
+            lines += [self._line(m) for m in self.relevant]
         omitted = self.omitted_standing + self.omitted_relevant
         if omitted:
             lines.append(f"({omitted} more matching item(s) omitted for space: "
                          f"{self.omitted_standing} standing, {self.omitted_relevant} relevant)")
         return "\n".join(lines)
+
+
+    def _line(self, m: Match) -> str:
+        doubt = self.doubts.get(m.row["logical_id"]) if self.doubts else None
+        return item_line(m) + (f" (the repository disagrees: {doubt})" if doubt else "")
 
 
 class _Lane:
