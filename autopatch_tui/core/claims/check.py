@@ -78,6 +78,7 @@ def _negated(window: str) -> bool:
 _TOOL_NAMES = sorted({t for g in MANAGERS.values() for t in g} | {t for c in TOOLS.values() for e in c.values()
                                                                   for t in e}, key=len, reverse=True)
 _TOOL_RE = re.compile(r"(?i)(?<![\w@/.-])(" + "|".join(map(re.escape, _TOOL_NAMES)) + r")(?![\w/-]|\.\w)")
+_TOOL_HINT = re.compile("|".join(map(re.escape, _TOOL_NAMES)))  # on lowered text: the cheap first look
 _SENTENCE = re.compile(r"(?:[^.;!?\n。！？；]|[.;!?](?=[^\s.;!?]))+")  # a dot inside a word (a path) stays
 
 _PY_VERSION = re.compile(r"(?i)\bpython\s*(?:version\s*)?(?:>=|≥|at least\s+)?\s*(3\.\d{1,2})(\+)?(?!\d|\.\d)")
@@ -86,7 +87,7 @@ _NODE_VERSION = re.compile(r"(?i)\bnode(?:\.?js)?\s*(?:version\s*)?(?:>=|≥|at 
 _JAVA_VERSION = re.compile(r"(?i)\b(?:java|jdk|openjdk)\s*(?:version\s*)?(?:1\.)?(\d{1,2})(?!\d|\.\d)")
 _GO_VERSION = re.compile(r"(?i)\b(?:go|golang)\s*(?:version\s*)?(1\.\d{1,2})(?:\.\d+)?(?!\d|\.\d)")
 
-_VERSION_HINT = re.compile(r"(?i)python|node|java|jdk|\bgo\b|golang")
+_VERSION_HINT = re.compile(r"python|node|java|jdk|\bgo\b|golang")  # on lowered text
 _PATH = re.compile(r"(?<![\w/.@:~$%{-])((?:\./)?[A-Za-z0-9_][\w.-]*(?:/[\w.-]+)*/(?:[\w-][\w.-]*\.[A-Za-z0-9]{1,8})?)"
                    r"(?![\w/*?{])")
 _DOMAIN = re.compile(r"(?i)^[\w-]+\.(?:com|org|net|io|dev|co|ai|app|gov|edu|uk|de|cn|sh|me|info|xyz|cloud)$")
@@ -109,7 +110,7 @@ def _mentions(text: str) -> dict[str, bool]:
     """Each tool the text names -> whether some mention of it is affirmed: not right after a
     negating word (only the words since the previous tool count: "from npm to yarn" affirms yarn)."""
     out: dict[str, bool] = {}
-    if not _TOOL_RE.search(text):
+    if not _TOOL_HINT.search(text.lower()) or not _TOOL_RE.search(text):
         return out
     for sentence in _SENTENCE.finditer(text):
         s = sentence.group(0)
@@ -334,7 +335,7 @@ def item_claims(text: str, facts: RepoFacts, repo: Path, applies: tuple[str, ...
     if mentioned:
         found += _manager_claims(mentioned, facts)
         found += _tool_claims(mentioned, facts)
-    if _VERSION_HINT.search(text):
+    if _VERSION_HINT.search(text.lower()):
         found += _version_claims(text, facts)
     if "/" in text:
         found += _path_claims(text, repo, applies)

@@ -7,8 +7,9 @@ standard library: `tomllib` (pyproject.toml), `json` (package.json), `xml.etree`
 with a DTD or an entity declaration is refused outright, as defusedxml does, so no entity can expand),
 and line patterns for go.mod and build.gradle(.kts).
 
-`repo_facts(repo)` is cached per repository by the stat of every file it looks at (name, size,
-mtime, inode), so the Memory Map can ask on every turn for the price of a few `stat` calls."""
+`repo_facts(repo)` is cached per repository by the watched names at the root and each manifest's
+stat (`_signature`), so the Memory Map can ask on every turn for the price of one `scandir` and a
+few `stat` calls."""
 
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ CONFIG_FILES: dict[str, tuple[str, ...]] = {
 }
 WATCHED = tuple(dict.fromkeys([*MANIFESTS, *(f for g in MANAGERS.values() for fs in g.values() for f in fs),
                                *(f for fs in CONFIG_FILES.values() for f in fs)]))
+_WATCHED_SET = frozenset(WATCHED)
 
 
 @dataclass(frozen=True)
@@ -190,8 +192,16 @@ def _gradle(text: str) -> tuple[frozenset[str], str | None]:
 
 
 def _signature(repo: Path) -> tuple:
-    out = []
-    for name in WATCHED:
+    """What a change of the facts must change: which watched names the root holds (one `scandir`,
+    no `stat` per entry: a lock or config file created, removed or renamed) and each manifest's stat
+    (edited in place). A folder's mtime alone would miss two changes within one clock tick."""
+    try:
+        with os.scandir(repo) as it:
+            names = tuple(sorted((e.name, e.is_symlink()) for e in it if e.name in _WATCHED_SET))
+    except OSError:
+        names = ()
+    out: list[tuple] = [names]
+    for name in MANIFESTS:
         try:
             st = os.stat(repo / name, follow_symlinks=False)
         except (OSError, ValueError):
@@ -200,9 +210,20 @@ def _signature(repo: Path) -> tuple:
     return tuple(out)
 
 
-def _present(repo: Path, signature: tuple) -> frozenset[str]:
+def _listing(repo: Path) -> tuple:
+    """(name, mode) of the WATCHED names at the root (lstat: a link is judged by `_present`)."""
+    out = []
+    for name in WATCHED:
+        try:
+            out.append((name, os.stat(repo / name, follow_symlinks=False).st_mode))
+        except (OSError, ValueError):
+            continue
+    return tuple(out)
+
+
+def _present(repo: Path) -> frozenset[str]:
     names = set()
-    for name, mode, *_ in signature:
+    for name, mode in _listing(repo):
         if stat.S_ISREG(mode):
             names.add(name)
         elif stat.S_ISLNK(mode):  # a link counts only when it stays inside and ends at a file
@@ -214,9 +235,8 @@ def _present(repo: Path, signature: tuple) -> frozenset[str]:
     return frozenset(names)
 
 
-def read_facts(repo: Path, signature: tuple | None = None) -> RepoFacts:
-    sig = _signature(repo) if signature is None else signature
-    present = _present(repo, sig)
+def read_facts(repo: Path) -> RepoFacts:
+    present = _present(repo)
     kw: dict[str, object] = {"present": present}
     if "pyproject.toml" in present and (data := _read(repo, "pyproject.toml")) is not None:
         doc = _pyproject(data)
@@ -261,7 +281,7 @@ def repo_facts(repo: Path) -> RepoFacts:
         hit = _cache.get(key)
         if hit is not None and hit[0] == sig:
             return hit[1]
-    facts = read_facts(repo, sig)
+    facts = read_facts(repo)
     with _lock:
         if len(_cache) >= MAX_CACHED_REPOS and key not in _cache:
             _cache.pop(next(iter(_cache)))
