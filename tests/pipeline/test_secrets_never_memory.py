@@ -160,3 +160,14 @@ def test_history_masks_the_raw_turn_on_display_only(pipe) -> None:
     assert _leaks(shown.user_text + shown.assistant_text) == []
     assert "[masked aws access key]" in shown.user_text
     assert TEN["aws"] in get_raw(pipe, t)  # the store keeps the RAW turn as typed
+
+
+def test_merge_evidence_masks_an_older_items_secret_and_a_token_in_the_remote(pipe) -> None:
+    from autopatch_tui.core.stores.info import read_store_info
+    from autopatch_tui.core.stores.scan import evidence
+
+    seed_item(pipe, subject=f"deploy key {TEN['aws']}", statement=f"Deploy with {TEN['slack']} as the bot.")
+    conn = pipe.store.conn()
+    conn.execute("UPDATE memory_meta SET remote = ?", (f"https://oauth2:{TEN['gitlab']}@gitlab.com/org/app.git",))
+    shown = json.dumps(evidence(read_store_info(pipe.paths.db)))
+    assert _leaks(shown) == [] and "[masked aws access key]" in shown
