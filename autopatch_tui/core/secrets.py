@@ -67,7 +67,7 @@ _PROVIDERS: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
     ("telegram token", (":",), r"\b\d{8,10}:[0-9A-Za-z_-]{35}\b", 0),
     ("twilio key", ("AC", "SK"), r"\b(?:AC|SK)[a-z0-9]{32}\b", 0),
     ("huggingface token", ("hf_",), r"\bhf_[A-Za-z0-9]{34,}\b", 0),
-    ("password in a url", ("://",), r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@{}]+:([^\s@/{}]+)@[^\s@]", 1),
+    ("password in a url", ("://",), r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@{}]+:([^\s@/{}]{3,})@[^\s@]", 1),
 )
 _PROVIDER_RES = tuple((kind, anchors, re.compile(p, re.S), g) for kind, anchors, p, g in _PROVIDERS)
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
@@ -90,7 +90,9 @@ _NEAR_KEY = re.compile(rf"(?i)(?:{_KEY_WORDS}|bearer|authorization)\W{{1,3}}(?:\
 _PLACEHOLDER = re.compile(r"(?i)^(?:<[^>]*>|\$\{?[A-Z_][A-Z0-9_]*\}?|%\(?\w+\)?s?|\{\{?[^}]*\}\}?|x{4,}|\*{3,}"
                           r"|\.{3,}|…|(?:your|my|the|some|a|an)[_-].*|changeme|redacted|placeholder|example"
                           r"|dummy|none|null|true|false|required|optional|secret|password|token)$")
-_CODE_REF = re.compile(r"^(?:[A-Za-z_][\w]*\.)+[A-Za-z_]\w*$|^[A-Z][A-Z0-9_]*$|^[a-z]+(?:[_-][a-z0-9]+)+$")
+# an attribute path, an ALL_CAPS name, a snake_case or kebab-case name, a CamelCase type (`SecretStr`)
+_CODE_REF = re.compile(r"^(?:[A-Za-z_][\w]*\.)+[A-Za-z_]\w*$|^[A-Z][A-Z0-9_]*$|^[a-z]+(?:[_-][a-z0-9]+)+$"
+                       r"|^(?:[A-Z][a-z]+){2,}$")
 _HEX = re.compile(r"^[0-9a-fA-F-]+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HASH_WORDS = re.compile(r"(?i)\b(?:sha\d*|md5|hash|digest|checksum|commit|rev(?:ision)?|uuid|id)\b")
@@ -111,10 +113,13 @@ def _looks_secret(value: str, *, worded: bool = False, long: bool = False) -> bo
     value = value.strip().rstrip(".,;:!?)")
     if len(value) < (20 if long else 6) or _PLACEHOLDER.match(value) or _CODE_REF.match(value):
         return False
+    if len(value.split()) > 2:  # prose ("it contains a secret (a key, …)"), not a value
+        return False
     if _UUID.match(value) or (_HEX.match(value) and len(value) in (7, 8, 12, 40, 64)):
         return False  # an ID or a digest, not a key
-    if long and _entropy(value) < 3.5:
-        return False
+    if long and (_entropy(value) < 3.5 or not (any(c.isdigit() for c in value)
+                                                or (any(c.isupper() for c in value) and any(c.islower() for c in value)))):
+        return False  # "secret/key/session/nonce" is words, not a token
     if worded and not (any(c.isalpha() for c in value)
                        and any(c.isdigit() or not c.isalnum() and c not in "_-." for c in value)):
         return False
