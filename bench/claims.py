@@ -31,11 +31,11 @@ from _common import ROOT, bench_settings, environment_line, temp_dir
 
 sys.path.insert(0, str(ROOT))
 
-from autopatch_tui.core.claims import store as claims_store  # noqa: E402
-from autopatch_tui.core.manager import MemoryManager  # noqa: E402
-from autopatch_tui.core.memory import audit as audit_mod  # noqa: E402
-from autopatch_tui.core.secrets import has_secret  # noqa: E402
-from tests.support.recall_seed import seed_many  # noqa: E402
+from autopatch_tui.core.claims import store as claims_store
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory import audit as audit_mod
+from autopatch_tui.core.secrets import has_secret
+from tests.support.recall_seed import seed_many
 
 CLAIMS = [  # (statement, contradicted in the bench repository)
     ("Always use pnpm for installs.", True), ("Use npm for installs.", False),
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             keyed = plain + " token 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"
             for name, text in (("no secret", plain), ("with a key", keyed)):
                 n = 2000
-                w, c, _ = timed(lambda t=text: [has_secret(t) for _ in range(n)])
+                w, c, _ = timed(lambda t=text, n=n: [has_secret(t) for _ in range(n)])
                 print(f"secret check per candidate ({name}, {len(text)} chars): {w / n * 1000:.3f} ms wall,"
                       f" {c / n * 1000:.3f} ms CPU")
         finally:

@@ -41,8 +41,8 @@ class Span:
 # (kind, literal anchors (any one must be in the text before the pattern runs), pattern, group of
 # the secret value: 0 = the whole match)
 _PROVIDERS: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
-    ("private key", ("-----BEGIN",), r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-                    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)", 0),
+    ("private key", ("-----BEGIN",), (r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+                                      r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)"), 0),
     ("private key", ("PuTTY-User-Key-File",), r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *\S+|\Z)", 0),
     ("anthropic key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{20,}", 0),
     ("openai key", ("sk-",), r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{32,}", 0),
@@ -69,7 +69,7 @@ _PROVIDERS: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
     ("huggingface token", ("hf_",), r"\bhf_[A-Za-z0-9]{34,}\b", 0),
     ("password in a url", ("://",), r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@{}]+:([^\s@/{}]{3,})@[^\s@]", 1),
 )
-_PROVIDER_RES = tuple((kind, anchors, re.compile(p, re.S), g) for kind, anchors, p, g in _PROVIDERS)
+_PROVIDER_RES = tuple((kind, anchors, re.compile(p, re.DOTALL), g) for kind, anchors, p, g in _PROVIDERS)
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 
 # detect-secrets' keyword denylist plus the words chat uses for the same things

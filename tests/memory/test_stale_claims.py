@@ -12,8 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from autopatch_tui.core.claims.check import item_claims, satisfies_node_range, satisfies_pep440
-from autopatch_tui.core.claims.manifests import MAX_MANIFEST_BYTES, read_facts, repo_facts
+from autopatch_tui.core.claims.check import (
+    item_claims,
+    satisfies_node_range,
+    satisfies_pep440,
+)
+from autopatch_tui.core.claims.manifests import (
+    MAX_MANIFEST_BYTES,
+    read_facts,
+    repo_facts,
+)
 from tests.support.recall_seed import seed_item
 
 PACKAGE_JSON = {"name": "web", "devDependencies": {"vitest": "^1.6.0", "eslint": "^9.0.0"},

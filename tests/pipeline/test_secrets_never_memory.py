@@ -13,16 +13,14 @@ import logging
 from autopatch_tui.core.instructions.promote import plan_promotion, write_confirmed
 from autopatch_tui.core.memory.history import get_turn_info
 from autopatch_tui.core.memory.items import show_item
-from autopatch_tui.core.recall.cli_search import search_memory
+from autopatch_tui.core.memory.turns import active_thread_id
 from autopatch_tui.core.recall.memory_map import build_map
 from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
-from autopatch_tui.core.memory.turns import active_thread_id
 from tests.support.pipeline_helpers import (
     active_items,
     add_turn,
     cand,
-    candidates,
     consolidate_with,
     db_snapshot,
     ext_reply,

@@ -52,6 +52,6 @@ async def test_the_audit_view_lists_a_claim_the_repository_disagrees_with(mgr: M
         await settle(pilot, lambda: "disagrees with" in plain(screen, "#au-summary"))
         assert "1 claim(s) the repository disagrees with" in plain(screen, "#au-summary")
         rows = [r for r in screen.query_one("AuditView").rows if r.type == "disagrees"]
-        assert [(r.ids, r.why) for r in rows] == [(("mem-32PNPM",), "says pnpm (javascript package manager); "
-                                                   "package-lock.json exists, no pnpm-lock.yaml")]
+        why = "says pnpm (javascript package manager); package-lock.json exists, no pnpm-lock.yaml"
+        assert [(r.ids, r.why) for r in rows] == [(("mem-32PNPM",), why)]
         assert rows[0].key in [str(k.value) for k in screen.query_one("#au-findings", DataTable).rows]

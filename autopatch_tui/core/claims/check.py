@@ -143,8 +143,8 @@ def _manager_claims(mentioned: dict[str, bool], facts: RepoFacts) -> Iterator[tu
             continue
         others = [f for other, files in tools.items() if other != tool for f in files if f in facts.present]
         if others:
-            yield (f"{tool} ({group})", f"{', '.join(others)} exist{'s' if len(others) == 1 else ''}, "
-                                        f"no {' or '.join(tools[tool])}")
+            exist = f"{', '.join(others)} exist{'s' if len(others) == 1 else ''}"
+            yield (f"{tool} ({group})", f"{exist}, no {' or '.join(tools[tool])}")
 
 
 def _declared(tool: str, eco: str, names: tuple[str, ...], facts: RepoFacts) -> bool | None:
@@ -156,9 +156,7 @@ def _declared(tool: str, eco: str, names: tuple[str, ...], facts: RepoFacts) -> 
         return True
     if eco == "python" and (tool in facts.python_tools or any(d.startswith(f"{tool}-") for d in deps)):
         return True  # `[tool.ruff]`, or a plugin such as pytest-cov
-    if eco == "javascript" and _PACKAGE_JSON_KEYS.get(tool) in facts.js_keys:
-        return True
-    return False
+    return eco == "javascript" and _PACKAGE_JSON_KEYS.get(tool) in facts.js_keys
 
 
 def _tool_claims(mentioned: dict[str, bool], facts: RepoFacts) -> Iterator[tuple[str, str]]:
@@ -309,7 +307,7 @@ def named_paths(text: str) -> list[str]:
 
 def _exists(repo: Path, rel: str) -> bool:
     norm = posixpath.normpath(rel.rstrip("/") or ".")
-    if norm.startswith("../") or norm == ".." or norm.startswith("/"):
+    if norm.startswith(("../", "/")) or norm == "..":
         return False
     parts = norm.split("/")
     if any(p.casefold() in (".git", ".autopatch-j") for p in parts):
@@ -342,4 +340,4 @@ def item_claims(text: str, facts: RepoFacts, repo: Path, applies: tuple[str, ...
     return found
 
 
-__all__ = ["StaleClaim", "TOOLS", "item_claims", "named_paths", "satisfies_node_range", "satisfies_pep440"]
+__all__ = ["TOOLS", "StaleClaim", "item_claims", "named_paths", "satisfies_node_range", "satisfies_pep440"]

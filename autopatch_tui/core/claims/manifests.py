@@ -148,7 +148,7 @@ def _js_facts(doc: dict) -> tuple[frozenset[str], frozenset[str], str | None, st
     return frozenset(deps), frozenset(k for k in doc if isinstance(k, str)), node, manager
 
 
-_DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.I)
+_DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 
 
 def _pom(data: bytes) -> tuple[frozenset[str], str | None, str] | None:

@@ -66,7 +66,8 @@ def doubts(repo: Path, rows: Iterable[sqlite3.Row], contents: dict[str, str] | N
         with _lock:
             hit = _doubts.get(key)
         if hit is None or hit[0] is not facts:
-            content = row["content"] if "content" in row.keys() else (contents or {}).get(key, "")
+            has_content = "content" in row.keys()  # noqa: SIM118 (`in` on a Row looks at its values)
+            content = row["content"] if has_content else (contents or {}).get(key, "")
             text = "\n".join((row["subject"], row["statement"], content))
             words = doubt_words(item_claims(text, facts, repo, _applies(row["applies_to_paths"])))
             with _lock:
