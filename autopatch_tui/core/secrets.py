@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["Span", "find_secrets", "has_secret", "mask", "mask_value"]
+__all__ = ["Span", "find_secrets", "has_secret", "mask", "mask_once", "mask_value"]
 
 
 @dataclass(frozen=True)
@@ -204,6 +204,21 @@ def mask(text: str) -> str:
         at = s.end
     parts.append(text[at:])
     return "".join(parts)
+
+
+_verdicts: dict[str, bool] = {}  # key (an item revision's ID: its text never changes) -> has a secret
+MAX_VERDICTS = 65536
+
+
+def mask_once(key: str, text: str) -> str:
+    """`mask(text)` for a text that never changes under `key`: the search runs once per key (the
+    Memory Map's lines, on the turn path), then a dict lookup."""
+    found = _verdicts.get(key)
+    if found is None:
+        if len(_verdicts) >= MAX_VERDICTS:
+            _verdicts.clear()
+        found = _verdicts[key] = has_secret(text)
+    return mask(text) if found else text
 
 
 def mask_value(value: object) -> object:

@@ -28,6 +28,7 @@ from autopatch_tui.core.recall.matching import (
 from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
+from autopatch_tui.core.secrets import mask_once
 
 MAX_STATEMENT_CHARS = 240
 STANDING_SHARE = 0.5
@@ -78,7 +79,9 @@ class MemoryMap:
 
     def _line(self, m: Match) -> str:
         doubt = self.doubts.get(m.row["logical_id"]) if self.doubts else None
-        return item_line(m) + (f" (the repository disagrees: {doubt})" if doubt else "")
+        # an item older than the `secret` rule may hold one: masked (judged once per revision)
+        line = mask_once(m.row["id"], item_line(m))
+        return line + (f" (the repository disagrees: {doubt})" if doubt else "")
 
 
 class _Lane:
