@@ -184,3 +184,16 @@ def test_memory_audit_reports_stale_claims_of_decisions_and_preferences_only(rep
     rc, out, err = invoke_cli("memory", "audit", json=False)
     assert rc == 0 and f"disagrees: {pnpm} — says pnpm (javascript package manager); package-lock.json exists" in out
     assert "1 claim(s) the repository disagrees with" in out
+
+
+def test_stale_claims_page_like_every_audit_section(repo: Path, manager, invoke_cli) -> None:
+    (repo / "package-lock.json").write_text("{}")
+    conn = manager.store.conn()
+    ids = sorted(seed_item(conn, subject=f"installs {n}", statement=f"Always use {tool} for installs.").logical_id
+                 for n, tool in enumerate(("pnpm", "yarn")))
+    rc, first, err = invoke_cli("memory", "audit", "--limit", "1", json=True)
+    assert rc == 0, err
+    assert [c["id"] for c in first["stale_claims"]] == ids[:1] and first["next"]
+    rc, second, err = invoke_cli("memory", "audit", "--limit", "1", "--after", first["next"], json=True)
+    assert rc == 0, err
+    assert [c["id"] for c in second["stale_claims"]] == ids[1:] and second["next"] is None
