@@ -21,9 +21,21 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, ContentSwitcher, DataTable, Input, OptionList, Select, Static, Tab, Tabs
+from textual.widgets import (
+    Button,
+    ContentSwitcher,
+    DataTable,
+    Input,
+    OptionList,
+    Select,
+    Static,
+    Tab,
+    Tabs,
+)
 
 from autopatch_tui.core.errors import MemoryNotFoundError
+from autopatch_tui.core.instructions.promote import forget_note
+from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.recall.cli_search import search_memory
 from autopatch_tui.core.recall.session import RecallLimitError
@@ -34,13 +46,16 @@ from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_audit import AuditView
 from autopatch_tui.tui.screens.memory_inbox import InboxView
-from autopatch_tui.tui.screens.memory_views import BrowserViews, open_turn_in_history
-from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, WORDS_KEY, Row
+from autopatch_tui.tui.screens.memory_list import (
+    KIND_OPTIONS,
+    STATUS_OPTIONS,
+    WORDS_KEY,
+    Row,
+)
 from autopatch_tui.tui.screens.memory_promote import PromoteFlow
+from autopatch_tui.tui.screens.memory_views import BrowserViews, open_turn_in_history
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
-from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
-from autopatch_tui.tui.widgets.search_box import SearchBox
 from autopatch_tui.tui.widgets.memory_item_detail import (
     Provenance,
     SourceList,
@@ -51,6 +66,8 @@ from autopatch_tui.tui.widgets.memory_item_detail import (
     quote_in_turn,
     revisions_text,
 )
+from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
+from autopatch_tui.tui.widgets.search_box import SearchBox
 
 __all__ = ["PAGE", "SEARCH_INTENT", "MemoryBrowserScreen", "SourceList", "locate_quote", "open_turn_in_history",
            "quote_in_turn"]
@@ -440,12 +457,14 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
 
         def work() -> None:
             logical = self.services.manager.forget(item_id)
-            self.app.call_from_thread(self._forgotten, logical)
+            note = forget_note(self.services.manager.repo, logical)
+            self.app.call_from_thread(self._forgotten, logical, note)
 
         self._run(work, "mb-write")
 
-    def _forgotten(self, logical: str) -> None:
-        self.notify(f"Forgot {logical}. The raw turns it came from are kept.", markup=False)
+    def _forgotten(self, logical: str, note: str = "") -> None:
+        self.notify(visible(f"Forgot {logical}. The raw turns it came from are kept." + (" " + note if note else "")),
+                    markup=False, timeout=15 if note else 5)
         self.reload()
 
     def action_toggle_mark(self) -> None:

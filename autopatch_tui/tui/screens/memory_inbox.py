@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.widgets import DataTable, OptionList, Static
 
 from autopatch_tui.core.errors import AutopatchError, MemoryNotFoundError
+from autopatch_tui.core.instructions.promote import forget_note
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.memory.review import ReviewEntry
 from autopatch_tui.core.memory.review_service import KeptRevision
@@ -36,7 +37,12 @@ from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_SHORT, one_line
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.memory_item_detail import Provenance, SourceList, diff_text, load_provenance
+from autopatch_tui.tui.widgets.memory_item_detail import (
+    Provenance,
+    SourceList,
+    diff_text,
+    load_provenance,
+)
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 log = logging.getLogger(__name__)
@@ -345,8 +351,9 @@ class InboxView(Vertical):
 
         def work() -> None:
             logical = self.services.manager.forget(item)
+            note = forget_note(self.services.manager.repo, logical)
             self.app.call_from_thread(self.app.notify, f"Forgot {safe_line(logical)}. The raw turns it came from "
-                                      "are kept.",
+                                      "are kept." + (" " + note if note else ""),
                                       markup=False)
             self.app.call_from_thread(self.reload)
 
