@@ -99,7 +99,7 @@ def one_line(text: str) -> str:
 def key_of(item_id: str) -> str | None:
     """The key an item ID is written as in its bullet's comment, or None when it cannot be one (empty,
     or longer than `MAX_KEY_CHARS` once escaped)."""
-    key = quote(item_id, safe="-_", encoding="utf-8", errors="surrogatepass")
+    key = quote(item_id, safe="-_", encoding="utf-8", errors="surrogatepass").replace(".", "%2E").replace("~", "%7E")
     return key if key and len(key) <= MAX_KEY_CHARS and re.fullmatch(_ID, key) else None
 
 
