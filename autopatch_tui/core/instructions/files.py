@@ -15,13 +15,19 @@ a cut says so in the prompt. A caller may set a tighter token bound (a small mod
 until the bound is reached, at most `MAX_READS` per request (a zero-finding review scopes every
 scanned file); the rest are left out unread, counted in the note, the first few by name.
 
+A file is opened one path component at a time from the repository's root (`paths.open_dir`: every
+folder `O_NOFOLLOW | O_DIRECTORY` relative to its parent's descriptor, then the file `O_NOFOLLOW`),
+along the real path the walk found: a folder swapped for a link between the walk and the read is
+refused, never followed out of the repository.
+
 Re-read when a file changes, without a restart: every request stats each candidate (a walk of
-about two `lstat`s per folder); a file whose (path, mtime_ns, size, inode, device) is unchanged
-is not read again (`_CACHE`)."""
+about two `lstat`s per folder); a file whose (path, mtime_ns, ctime_ns, size, inode, device) is
+unchanged is not read again (`_CACHE`; the ctime sees an in-place edit that kept size and mtime)."""
 
 from __future__ import annotations
 
 import codecs
+import errno
 import functools
 import os
 import re
@@ -32,8 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autopatch_tui.core.confine import ConfinementError, confine, read_regular_head, refused_name
+from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.instructions.section import promoted_statements
 from autopatch_tui.core.llm.tokens import estimate_tokens
+from autopatch_tui.core.paths import open_dir
 
 AGENTS = "AGENTS.md"
 CLAUDE = "CLAUDE.md"
@@ -154,7 +162,7 @@ class _Read:
     why: str = ""
 
 
-_CACHE: dict[tuple[str, int, int, int, int], _Read] = {}
+_CACHE: dict[tuple[str, int, int, int, int, int], _Read] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -170,17 +178,43 @@ def _decode(data: bytes, truncated: bool) -> str | None:
     return text.removeprefix("\ufeff")
 
 
-def _read(real: Path, st: os.stat_result) -> _Read:
-    key = (str(real), st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
+def _key(real: Path, st: os.stat_result) -> tuple[str, int, int, int, int, int]:
+    return str(real), st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev
+
+
+def _open_read(repo: Path, real: Path) -> tuple[bytes, int, os.stat_result]:
+    """The head of the file at `real` (a link-free path inside `repo`), opened one component at a
+    time without following a link. Raises `ConfinementError`, `AutopatchError` (a link on the way)
+    or `OSError`."""
+    dfd = open_dir(repo, real.parent, create=False)
+    try:
+        opened: list[os.stat_result] = []
+        data, size = read_regular_head(real.name, MAX_BYTES, dir_fd=dfd, stat_out=opened)
+    finally:
+        os.close(dfd)
+    return data, size, opened[0]
+
+
+def _read(real: Path, st: os.stat_result, repo: Path | None = None) -> _Read:
+    key = _key(real, st)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     try:
-        data, size = read_regular_head(real, MAX_BYTES)
+        if repo is None:
+            data, size = read_regular_head(real, MAX_BYTES)
+        else:
+            data, size, opened = _open_read(repo, real)
+            key = _key(real, opened)  # what was read (the file may have changed since its lstat)
     except ConfinementError:
         result = _Read(None, why="not a regular file")
+    except AutopatchError:
+        result = _Read(None, why="a folder on its path became a link while it was read")
+        return result  # never cached: the next request walks again
     except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            return _Read(None, why="a folder on its path became a link while it was read")
         result = _Read(None, why=f"cannot be read ({type(exc).__name__})")
     else:
         truncated = size > len(data)
@@ -283,7 +317,7 @@ def _candidate(repo: Path, folder: str, real_dir: Path, name: str) -> tuple[str,
     return shown, path, st
 
 
-def _usable(candidate: tuple[str, Path, os.stat_result]) -> _Read:
+def _usable(candidate: tuple[str, Path, os.stat_result], repo: Path | None = None) -> _Read:
     """The text of a candidate, or why it cannot be used (a link that cannot be followed, not a
     regular file, not readable, not UTF-8)."""
     _, real, st = candidate
@@ -291,7 +325,7 @@ def _usable(candidate: tuple[str, Path, os.stat_result]) -> _Read:
         return _Read(None, why="a link that cannot be followed inside the repository")
     if not stat.S_ISREG(st.st_mode):
         return _Read(None, why="not a regular file")
-    return _read(real, st)
+    return _read(real, st, repo)
 
 
 def _prompt_key(folder: str) -> tuple[int, str]:
@@ -319,11 +353,13 @@ def _entries(repo: Path, scope_paths: Sequence[str]) -> list[tuple[tuple[str, Pa
     return entries
 
 
-def _keep_key(folder: str, cover: int) -> tuple[int, int, str]:
-    """The order the bound keeps files in: a file that applies to more of the request's scope paths
-    first (the root's applies to all of them, so a crowd of sibling packages never pushes it out),
-    then, among files that apply to as many, the closer (deeper) first; then by name."""
-    return -cover, -_prompt_key(folder)[0], folder
+def _keep_key(folder: str, cover: int) -> tuple[int, int, int, str]:
+    """The order the bound keeps files in: the root's first, always (it applies to every request:
+    neither a huge vendored file nor a crowd of nested ones may push it out); then a file that
+    applies to more of the request's scope paths (a crowd of sibling packages never pushes out a
+    shared parent's), then, among files that apply to as many, the closer (deeper) first; then by
+    name."""
+    return (0 if not folder else 1), -cover, -_prompt_key(folder)[0], folder
 
 
 # --------------------------------------------------------------------------- the bound
@@ -431,7 +467,7 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
         for shown, real, st in entry:  # the root's CLAUDE.md only when its AGENTS.md has nothing to use
             if str(real) in seen:  # a link to a file already read
                 break
-            read = _usable((shown, real, st))
+            read = _usable((shown, real, st), repo)
             reads += 1
             if read.text is None:
                 skipped.append((shown, read.why))
