@@ -71,10 +71,15 @@ async def test_mark_then_promote_shows_the_diff_and_writes_only_on_write(
         dialog = app.screen
         assert dialog.plan.promoted == ("mem-02CACHE", "mem-01PREFTABS")
         assert "+- The cache lives in Redis with a 5 minute TTL. <!-- memory:mem-02CACHE -->" in dialog.plan.diff
-        # letters and Enter on the focused Cancel never write
+        # letters and Enter on the focused diff never write (nor answer); Enter on the focused Cancel closes
+        assert app.focused is dialog.query_one("#promote-diff")
         await pilot.press(*"yes please", "enter")
         await settle(pilot)
         assert agents.read_text("utf-8") == "# Team\n\nHand-written rule.\n"
+        assert app.screen is dialog
+        dialog.query_one("#no").focus()
+        await pilot.press("enter")
+        await settle(pilot)
         assert not isinstance(app.screen, PromoteDialog)
 
         await pilot.press("p")
@@ -229,3 +234,66 @@ def test_context_snapshot(repo: Path, settings: Settings, snap_compare: Any, det
         await settle(pilot)
 
     assert snap_compare(_plain_app(repo, settings), terminal_size=(110, 34), run_before=run_before)
+
+
+# --------------------------------------------------------------------------- 80×24 (issue 30 item 7)
+
+LONG_PLAN = PromotePlan(
+    path=Path("/repo/AGENTS.md"), shown="AGENTS.md", old_text=None,
+    new_text="".join(line + "\n" for line in (
+        section.BEGIN, section.HEADING, "",
+        *(x for n in range(12) for x in (
+            f"- Rule {n:02d}: keep this in mind whenever a patch touches the module. <!-- memory:mem-{n:02d}RULE -->",
+            f"  > “a long quote of the user that runs past the edge of an eighty column terminal, number {n:02d}”"
+            " — 2026-11-03")),
+        section.END)),
+    promoted=tuple(f"mem-{n:02d}RULE" for n in range(12)), removed=(), stamp=None, mode=None)
+
+
+def test_promote_dialog_80x24_snapshot(repo: Path, settings: Settings, snap_compare: Any,
+                                       deterministic) -> None:  # noqa: F811
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.theme = "textual-dark"
+        await settle(pilot)
+        await pilot.app.push_screen(PromoteDialog(LONG_PLAN))
+        await settle(pilot)
+
+    assert snap_compare(_plain_app(repo, settings), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_at_80x24_the_diff_has_the_room_and_write_waits_for_its_end(repo: Path, settings: Settings) -> None:
+    from textual.widgets import Button
+
+    from autopatch_tui.tui.screens.promote_dialog import PromoteDiff
+
+    app = _plain_app(repo, settings)
+    answers: list[bool | None] = []
+
+    async def run() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await app.push_screen(PromoteDialog(LONG_PLAN), callback=answers.append)
+            await settle(pilot)
+            dialog = app.screen
+            diff = dialog.query_one(PromoteDiff)
+            assert app.focused is diff  # the diff has the focus: the keys scroll it
+            assert diff.content_region.height >= 12  # most of the screen, not one row
+            write = dialog.query_one("#yes", Button)
+            assert write.disabled and not dialog.seen
+            await pilot.press("ctrl+s", "enter")  # not yet: nothing answered
+            await settle(pilot)
+            assert answers == [] and app.screen is dialog
+            await pilot.press("pagedown")
+            await settle(pilot)
+            assert write.disabled  # part way is not the whole diff
+            await pilot.press("end")
+            await settle(pilot)
+            assert diff.scroll_y == diff.max_scroll_y > 0
+            assert not write.disabled and dialog.seen
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert answers == [True]
+
+    import asyncio
+
+    asyncio.run(run())
