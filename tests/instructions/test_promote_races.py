@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from autopatch_tui.core.instructions import section
 from autopatch_tui.core.instructions import promote as pr
+from autopatch_tui.core.instructions import section
 from autopatch_tui.core.manager import MemoryManager
 from tests.support.fixtures import PROJECT_ROOT
 from tests.support.recall_seed import add_turn, seed_item

@@ -26,7 +26,13 @@ from autopatch_tui.tui.widgets.status_bar import StatusBar
 from tests.support.fixtures import FakeClock
 from tests.support.llm_stub import Reply
 from tests.support.recall_seed import revise_item
-from tests.tui.test_chat import make_app, model_settings, notes, type_and_send, wait_idle
+from tests.tui.test_chat import (
+    make_app,
+    model_settings,
+    notes,
+    type_and_send,
+    wait_idle,
+)
 from tests.tui.test_chat_snapshots import deterministic  # noqa: F401  (fixture: fixed IDs and time)
 from tests.tui.test_memory_browser import (  # noqa: F401  (fixtures)
     SIZE,
@@ -297,3 +303,47 @@ def test_at_80x24_the_diff_has_the_room_and_write_waits_for_its_end(repo: Path, 
     import asyncio
 
     asyncio.run(run())
+
+
+def test_the_status_bar_and_context_name_a_file_that_is_there_but_not_read(repo: Path, llm_stub) -> None:
+    """Issue 30 item 6: a root CLAUDE.md beside an AGENTS.md is not read; a file left out for the
+    bound is not read either. Both are named, and /context says why."""
+    inst.clear_cache()
+    (repo / "AGENTS.md").write_text("ROOT rules for the model\n", "utf-8")
+    (repo / "CLAUDE.md").write_text("The team's Claude rules\n", "utf-8")
+    llm_stub.default("classify", "general_chat")
+    llm_stub.default("chat", Reply(content="An answer.", usage=(4_096, 10)))
+    app = make_app(repo, model_settings(llm_stub))
+
+    async def run() -> None:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_idle(pilot, app)
+            await type_and_send(pilot, "hello")
+            await wait_idle(pilot, app)
+            await until(pilot, lambda: app.last_prompt is not None and app.last_prompt.ended)
+            await pilot.pause()
+            status = app.screen.query_one(StatusBar)
+            assert status.instructions == "AGENTS.md · CLAUDE.md not read"
+            await type_and_send(pilot, "/context")
+            await wait_idle(pilot, app)
+            shown = notes(app)[-1]
+            assert "Not read: CLAUDE.md (the root's AGENTS.md is read instead" in shown
+
+    import asyncio
+
+    asyncio.run(run())
+
+
+def test_context_names_the_files_left_out_for_the_bound() -> None:
+    from autopatch_tui.core.agent.prompt_report import (
+        context_lines,
+        instructions_label,
+        not_read,
+    )
+
+    report = PromptReport(intent="general_chat", window=32_768, max_output=8_192, parts=(), estimated_tokens=10,
+                          instruction_files=("AGENTS.md",), instructions_cut=True,
+                          instructions_left_out=("pkg/AGENTS.md", "pkg/sub/AGENTS.md"), ended=True)
+    lines = context_lines(report)
+    assert "Not read: pkg/AGENTS.md (left out for the bound on instruction files)." in lines
+    assert instructions_label(report.instruction_files, not_read(report)) == "AGENTS.md · 2 not read (/context)"

@@ -197,6 +197,7 @@ class RequestContext:
             intent=self.intent, window=self.profile.context_window, max_output=self.profile.max_output_tokens,
             parts=tuple(parts), estimated_tokens=total, instruction_files=self.instructions.paths,
             instructions_cut=self.instructions.cut, instructions_skipped=self.instructions.skipped,
+            instructions_left_out=self.instructions.left_out,
             map_items=self._map_items, steps=loop.calls, ended=ended,
             server_prompt_tokens=usage.prompt_tokens if usage else None,
             server_completion_tokens=usage.completion_tokens if usage else None,

@@ -37,7 +37,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autopatch_tui.core.confine import ConfinementError, confine, read_regular_head, refused_name
+from autopatch_tui.core.confine import (
+    ConfinementError,
+    confine,
+    read_regular_head,
+    refused_name,
+)
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.instructions.section import promoted_statements
 from autopatch_tui.core.llm.tokens import estimate_tokens
@@ -56,6 +61,7 @@ NOTE_NAME_CHARS = 120
 INTRO = ("Project instructions: the repository's instruction files, read from disk for this request, the root's "
          "first. A file closer to the request's files comes later and wins over an earlier one.")
 _CACHE_SIZE = 256
+SHADOWED = "the root's AGENTS.md is read instead; a root CLAUDE.md is read only when there is no AGENTS.md"
 
 
 @dataclass(frozen=True)
@@ -464,7 +470,7 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
             left_out.append(entry[0][0])
             continue
         text = None
-        for shown, real, st in entry:  # the root's CLAUDE.md only when its AGENTS.md has nothing to use
+        for n, (shown, real, st) in enumerate(entry):  # the root's CLAUDE.md only when its AGENTS.md has nothing
             if str(real) in seen:  # a link to a file already read
                 break
             read = _usable((shown, real, st), repo)
@@ -474,6 +480,7 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
             elif read.text.strip():
                 seen.add(str(real))
                 text = read.text
+                skipped += [(other[0], SHADOWED) for other in entry[n + 1:] if str(other[1]) not in seen]
                 break
         if text is None:
             continue
