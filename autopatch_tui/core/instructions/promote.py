@@ -2,11 +2,17 @@
 (contracts §9), for the CLI and the Memory browser alike.
 
 `plan_promotion` reads the store and the file and computes the new text and its unified diff;
-nothing is written. `write_confirmed` writes a plan a person looked at for a while (the browser's
-dialog): only when planning it again now gives the same diff. `write_promotion` writes a plan: atomically (a temp file in the same folder,
-then a rename), never through a link (every folder below the repository is opened without
-following one, and the file itself must not be a link), with the file's mode kept, and only when
-the file is still exactly what the plan read.
+nothing is written. `promote_now` (`--yes`) plans and writes under the promote lock;
+`write_confirmed` writes a plan a person looked at for a while (the browser's dialog): only when
+planning it again now, under the lock, gives the same diff; `write_promotion` writes a plan only
+while the file is still exactly what the plan read. The write itself (`promote_write`): under one
+lock, atomic, a hand edit during it never lost, the temporary file in `.autopatch-j/tmp/`, never
+through a link, the file's mode kept. A written item that still awaited review is kept (§8): the
+diff the user approved is its review.
+
+The default target is the root's `AGENTS.md`, or its `CLAUDE.md` when that is the file the loader
+reads (no `AGENTS.md` with text beside it). A file the loader would not read (NUL bytes, not UTF-8)
+is refused, and so is a new text whose section the loader would not find (an unclosed fence).
 
 The section's bullets: a promoted item's bullet is (re)written from its current revision; a bullet
 whose item this store knows as no longer active (forgotten, superseded) is removed; a bullet whose
