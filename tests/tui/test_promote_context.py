@@ -109,6 +109,15 @@ async def test_mark_then_promote_shows_the_diff_and_writes_only_on_write(
         await settle(pilot)
         assert not isinstance(app.screen, PromoteDialog)
         assert any("already holds" in n for n in app.notified)
+        # forgetting a promoted item says its bullet remains, and how to remove it (issue 28 item 6)
+        await choose(pilot, screen, "mem-02CACHE")
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmBase))
+        await pilot.press("y")
+        await until(pilot, lambda: any(n.startswith("Forgot mem-02CACHE") for n in app.notified))
+        said = next(n for n in app.notified if n.startswith("Forgot mem-02CACHE"))
+        assert "bullet in AGENTS.md remains" in said and "--prune" in said
+        assert "mem-02CACHE" in section.promoted_statements(agents.read_text("utf-8"))  # never edited unasked
 
 
 async def test_write_makes_the_plan_again_and_never_writes_a_diff_that_is_no_longer_true(

@@ -44,7 +44,7 @@ class PromoteFlow:
 
     def summary(self) -> str:
         n = len(self.marked)
-        return f" · {n} marked (p promotes them to AGENTS.md)" if n else ""
+        return f" · {n} marked (p shows the diff that promotes them)" if n else ""
 
     def toggle(self, row: Row) -> None:
         if row.id in self.marked:
