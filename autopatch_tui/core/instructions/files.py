@@ -15,7 +15,7 @@ a cut says so in the prompt. A caller may set a tighter token bound (a small mod
 until the bound is reached, at most `MAX_READS` per request (a zero-finding review scopes every
 scanned file); the rest are left out unread, counted in the note, the first few by name.
 
-A file is opened one path component at a time from the repository's root (`paths.open_dir`: every
+A file is opened one path component at a time from the repository's root (`_Dirs`: every
 folder `O_NOFOLLOW | O_DIRECTORY` relative to its parent's descriptor, then the file `O_NOFOLLOW`),
 along the real path the walk found: a folder swapped for a link between the walk and the read is
 refused, never followed out of the repository.
@@ -43,10 +43,8 @@ from autopatch_tui.core.confine import (
     read_regular_head,
     refused_name,
 )
-from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.instructions.section import promoted_statements
 from autopatch_tui.core.llm.tokens import estimate_tokens
-from autopatch_tui.core.paths import open_dir
 
 AGENTS = "AGENTS.md"
 CLAUDE = "CLAUDE.md"
@@ -188,36 +186,58 @@ def _key(real: Path, st: os.stat_result) -> tuple[str, int, int, int, int, int]:
     return str(real), st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev
 
 
-def _open_read(repo: Path, real: Path) -> tuple[bytes, int, os.stat_result]:
-    """The head of the file at `real` (a link-free path inside `repo`), opened one component at a
-    time without following a link. Raises `ConfinementError`, `AutopatchError` (a link on the way)
-    or `OSError`."""
-    dfd = open_dir(repo, real.parent, create=False)
-    try:
-        opened: list[os.stat_result] = []
-        data, size = read_regular_head(real.name, MAX_BYTES, dir_fd=dfd, stat_out=opened)
-    finally:
-        os.close(dfd)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class _Dirs:
+    """Descriptors of the repository's folders for one load, each opened once from its parent's
+    descriptor with `O_NOFOLLOW | O_DIRECTORY` (the root's from its resolved path): a folder that
+    is a link now fails with ELOOP/ENOTDIR instead of being followed."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.fds: dict[tuple[str, ...], int] = {}
+
+    def fd(self, parts: tuple[str, ...]) -> int:
+        found = self.fds.get(parts)
+        if found is not None:
+            return found
+        if parts:
+            fd = os.open(parts[-1], _DIR_FLAGS, dir_fd=self.fd(parts[:-1]))
+        else:
+            fd = os.open(self.repo, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        self.fds[parts] = fd
+        return fd
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+
+def _open_read(dirs: _Dirs, real: Path) -> tuple[bytes, int, os.stat_result]:
+    """The head of the file at `real` (a link-free path inside the repository), opened one
+    component at a time without following a link. Raises `ConfinementError` or `OSError`."""
+    dfd = dirs.fd(real.parent.relative_to(dirs.repo).parts)
+    opened: list[os.stat_result] = []
+    data, size = read_regular_head(real.name, MAX_BYTES, dir_fd=dfd, stat_out=opened)
     return data, size, opened[0]
 
 
-def _read(real: Path, st: os.stat_result, repo: Path | None = None) -> _Read:
+def _read(real: Path, st: os.stat_result, dirs: _Dirs | None = None) -> _Read:
     key = _key(real, st)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     try:
-        if repo is None:
+        if dirs is None:
             data, size = read_regular_head(real, MAX_BYTES)
         else:
-            data, size, opened = _open_read(repo, real)
+            data, size, opened = _open_read(dirs, real)
             key = _key(real, opened)  # what was read (the file may have changed since its lstat)
     except ConfinementError:
         result = _Read(None, why="not a regular file")
-    except AutopatchError:
-        result = _Read(None, why="a folder on its path became a link while it was read")
-        return result  # never cached: the next request walks again
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             return _Read(None, why="a folder on its path became a link while it was read")
@@ -323,7 +343,7 @@ def _candidate(repo: Path, folder: str, real_dir: Path, name: str) -> tuple[str,
     return shown, path, st
 
 
-def _usable(candidate: tuple[str, Path, os.stat_result], repo: Path | None = None) -> _Read:
+def _usable(candidate: tuple[str, Path, os.stat_result], dirs: _Dirs | None = None) -> _Read:
     """The text of a candidate, or why it cannot be used (a link that cannot be followed, not a
     regular file, not readable, not UTF-8)."""
     _, real, st = candidate
@@ -331,7 +351,7 @@ def _usable(candidate: tuple[str, Path, os.stat_result], repo: Path | None = Non
         return _Read(None, why="a link that cannot be followed inside the repository")
     if not stat.S_ISREG(st.st_mode):
         return _Read(None, why="not a regular file")
-    return _read(real, st, repo)
+    return _read(real, st, dirs)
 
 
 def _prompt_key(folder: str) -> tuple[int, str]:
@@ -463,40 +483,44 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
     seen: set[str] = set()
     why = ""  # what stopped the reading: everything after it is left out unread
     reads = 0
-    for i, entry in enumerate(entries):
-        if not why and reads >= MAX_READS:
-            why = READS_BOUND
-        if why:
-            left_out.append(entry[0][0])
-            continue
-        text = None
-        for n, (shown, real, st) in enumerate(entry):  # the root's CLAUDE.md only when its AGENTS.md has nothing
-            if str(real) in seen:  # a link to a file already read
-                break
-            read = _usable((shown, real, st), repo)
-            reads += 1
-            if read.text is None:
-                skipped.append((shown, read.why))
-            elif read.text.strip():
-                seen.add(str(real))
-                text = read.text
-                skipped += [(other[0], SHADOWED) for other in entry[n + 1:] if str(other[1]) not in seen]
-                break
-        if text is None:
-            continue
-        whole = InstructionFile(shown, text)
-        keep = note if i < len(entries) - 1 else (0, 0)  # room for the note while anything may be left out
-        if not read.truncated and budget.fits(_cost(whole.block), keep):
-            kept.append(whole)
-            budget.spend(_cost(whole.block))
-            continue
-        why = bound
-        cut = _fit(shown, text, budget, keep, marker)
-        if cut is None:
-            left_out.append(shown)
-        else:
-            kept.append(cut)
-            budget.spend(_cost(cut.block))
+    dirs = _Dirs(repo)
+    try:
+        for i, entry in enumerate(entries):
+            if not why and reads >= MAX_READS:
+                why = READS_BOUND
+            if why:
+                left_out.append(entry[0][0])
+                continue
+            text = None
+            for n, (shown, real, st) in enumerate(entry):  # the root's CLAUDE.md only without a usable AGENTS.md
+                if str(real) in seen:  # a link to a file already read
+                    break
+                read = _usable((shown, real, st), dirs)
+                reads += 1
+                if read.text is None:
+                    skipped.append((shown, read.why))
+                elif read.text.strip():
+                    seen.add(str(real))
+                    text = read.text
+                    skipped += [(other[0], SHADOWED) for other in entry[n + 1:] if str(other[1]) not in seen]
+                    break
+            if text is None:
+                continue
+            whole = InstructionFile(shown, text)
+            keep = note if i < len(entries) - 1 else (0, 0)  # room for the note while anything may be left out
+            if not read.truncated and budget.fits(_cost(whole.block), keep):
+                kept.append(whole)
+                budget.spend(_cost(whole.block))
+                continue
+            why = bound
+            cut = _fit(shown, text, budget, keep, marker)
+            if cut is None:
+                left_out.append(shown)
+            else:
+                kept.append(cut)
+                budget.spend(_cost(cut.block))
+    finally:
+        dirs.close()
     kept.sort(key=lambda f: _prompt_key(f.folder))
     left_out.sort(key=lambda p: _prompt_key(p.rpartition("/")[0]))
     cut_any = bool(left_out) or any(f.cut for f in kept)

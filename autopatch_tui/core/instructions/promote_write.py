@@ -169,7 +169,13 @@ def _install(tfd: int, tmp: str, dfd: int, name: str, shown: str, stamp: Stamp |
     # ctime moved with the swap itself, so inode, size and mtime tell)
     st = os.stat(tmp, dir_fd=tfd, follow_symlinks=False)
     if not stat.S_ISREG(st.st_mode) or stamp_of(st)[:4] != stamp[:4]:
-        rename2(tfd, tmp, dfd, name, _RENAME_EXCHANGE)  # theirs back in place, ours out
+        try:
+            rename2(tfd, tmp, dfd, name, _RENAME_EXCHANGE)  # theirs back in place, ours out
+        except (OSError, _Unsupported):
+            kept = f"{name}.edited-{os.urandom(3).hex()}"  # never lose theirs: beside the file, named
+            os.rename(tmp, kept, src_dir_fd=tfd, dst_dir_fd=dfd)
+            raise PromoteError(f"{shown} changed while it was written; the edited file is kept as {kept} "
+                               "beside it (compare and merge by hand)") from None
         raise _changed(shown)
 
 
