@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -178,7 +179,11 @@ def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
             say(f"{plan.shown} already holds {held}; nothing to write.")
         return 0
     sys.stdout.write(visible(plan.diff))
-    if not loader_reads(plan.shown, mgr.repo.resolve()):
+    root = mgr.repo.resolve()
+    if plan.shown == "AGENTS.md" and plan.old_text is None and os.path.lexists(root / "CLAUDE.md"):
+        warn("creating AGENTS.md at the root stops the root CLAUDE.md from being read (a root CLAUDE.md is read "
+             "only without an AGENTS.md); leave --to off to write into CLAUDE.md instead")
+    if not loader_reads(plan.shown, root):
         warn(visible(f"{plan.shown} is not a file the assistant reads as instructions (only AGENTS.md files, or "
                      "the root's CLAUDE.md when the root has no AGENTS.md)"))
     n_new = len(plan.new_items)

@@ -133,3 +133,20 @@ def test_kill_9_during_promote_leaves_nothing_in_the_repository(repo: Path, mana
     rc, doc, err = run_cli("memory", "promote", a, "--yes", json=True)  # the next promote sweeps it
     assert rc == 0 and doc["written"], err
     assert [p.name for p in (repo / ".autopatch-j" / "tmp").iterdir()] == []
+
+
+def test_a_promote_that_cannot_get_the_lock_says_so_and_writes_nothing(repo: Path, manager: MemoryManager,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopatch_tui.core.instructions import promote_write
+
+    a = item(manager, "Sign every tag.")
+    path = repo / "AGENTS.md"
+    path.write_text("# Rules\n", "utf-8")
+    monkeypatch.setattr(promote_write, "LOCK_WAIT_SECONDS", 0.2)
+    with promote_write.promote_lock(repo.resolve()):  # another promote is writing
+        with pytest.raises(pr.PromoteError, match="nothing was written"):
+            pr.promote_now(manager, [a])
+        with pytest.raises(pr.PromoteError, match="nothing was written"):
+            pr.write_confirmed(manager, pr.plan_promotion(manager, [a]))
+    assert path.read_text("utf-8") == "# Rules\n"
+    assert pr.promote_now(manager, [a]).written  # the lock released: it lands

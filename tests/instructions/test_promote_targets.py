@@ -134,3 +134,12 @@ def test_forget_of_a_promoted_item_says_its_bullet_remains_and_how_to_remove_it(
     assert a not in load_instructions(repo).promoted()
     rc, _, err = invoke_cli("memory", "promote")
     assert rc == 2 and "--prune" in err
+
+
+def test_creating_agents_md_beside_a_claude_md_says_it_replaces_it(repo: Path, manager: MemoryManager,
+                                                                    invoke_cli) -> None:
+    a = item(manager, "Document public functions.")
+    (repo / "CLAUDE.md").write_text("# Claude rules\n", "utf-8")
+    rc, out, err = invoke_cli("memory", "promote", a, "--to", "AGENTS.md")
+    assert rc == 0 and "stops the root CLAUDE.md from being read" in err and "leave --to off" in err
+    assert not (repo / "AGENTS.md").exists()

@@ -60,9 +60,11 @@ def why(exc: OSError) -> str:
 
 
 @contextmanager
-def promote_lock(repo: Path, *, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
+def promote_lock(repo: Path, *, wait: float | None = None) -> Iterator[None]:
     """Exclusive across processes for one plan-check-write. `PromoteError` when it cannot be had
-    (another promote holds it for longer than `wait` seconds, or the lock file is not ours)."""
+    (another promote holds it for longer than `wait` seconds — `LOCK_WAIT_SECONDS` by default —
+    or the lock file is not ours)."""
+    wait = LOCK_WAIT_SECONDS if wait is None else wait
     try:
         dfd = open_dir(repo, StorePaths(repo).state_dir, create=True)
     except AutopatchError as exc:
