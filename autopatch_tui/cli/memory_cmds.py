@@ -183,6 +183,11 @@ def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
     if plan.shown == "AGENTS.md" and plan.old_text is None and os.path.lexists(root / "CLAUDE.md"):
         warn("creating AGENTS.md at the root stops the root CLAUDE.md from being read (a root CLAUDE.md is read "
              "only without an AGENTS.md); leave --to off to write into CLAUDE.md instead")
+    from autopatch_tui.core.instructions.files import MAX_BYTES
+
+    if len(plan.new_text.encode("utf-8")) > MAX_BYTES:
+        warn(visible(f"{plan.shown} is larger than the {MAX_BYTES // 1024} KiB the assistant reads of its "
+                     "instruction files; what lies past that is cut from its prompt"))
     if not loader_reads(plan.shown, root):
         warn(visible(f"{plan.shown} is not a file the assistant reads as instructions (only AGENTS.md files, or "
                      "the root's CLAUDE.md when the root has no AGENTS.md)"))

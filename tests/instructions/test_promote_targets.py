@@ -143,3 +143,10 @@ def test_creating_agents_md_beside_a_claude_md_says_it_replaces_it(repo: Path, m
     rc, out, err = invoke_cli("memory", "promote", a, "--to", "AGENTS.md")
     assert rc == 0 and "stops the root CLAUDE.md from being read" in err and "leave --to off" in err
     assert not (repo / "AGENTS.md").exists()
+
+
+def test_a_section_past_the_loaders_bound_is_said(repo: Path, manager: MemoryManager, invoke_cli) -> None:
+    a = item(manager, "Keep the changelog current.")
+    (repo / "AGENTS.md").write_text("# Rules\n" + "a long hand-written rule line\n" * 1300, "utf-8")  # ~38 KB
+    rc, out, err = invoke_cli("memory", "promote", a)
+    assert rc == 0 and "larger than the 32 KiB the assistant reads" in err

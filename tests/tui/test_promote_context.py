@@ -356,3 +356,13 @@ def test_context_names_the_files_left_out_for_the_bound() -> None:
     lines = context_lines(report)
     assert "Not read: pkg/AGENTS.md (left out for the bound on instruction files)." in lines
     assert instructions_label(report.instruction_files, not_read(report)) == "AGENTS.md · 2 not read (/context)"
+
+
+def test_the_dialog_title_says_write_also_keeps_items_awaiting_review() -> None:
+    from dataclasses import replace
+
+    from autopatch_tui.tui.screens.promote_dialog import title_text
+
+    assert "keeps" not in title_text(PLAN)
+    waiting = replace(PLAN, new_items=(("mem-02ESC", 1),))
+    assert title_text(waiting) == "Promote 2 Memory items to AGENTS.md; Write also keeps 1 awaiting review"
