@@ -12,11 +12,7 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.instructions import files as inst
-from autopatch_tui.core.instructions.files import (
-    MAX_BYTES,
-    MAX_READS,
-    load_instructions,
-)
+from autopatch_tui.core.instructions.files import MAX_BYTES, MAX_READS, load_instructions
 from autopatch_tui.core.llm.tokens import estimate_tokens
 
 

@@ -13,11 +13,7 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.instructions import files as inst
-from autopatch_tui.core.instructions.files import (
-    MAX_BYTES,
-    MAX_DEPTH,
-    load_instructions,
-)
+from autopatch_tui.core.instructions.files import MAX_BYTES, MAX_DEPTH, load_instructions
 
 ROOT_RULE = "ROOT-RULE: run make check before proposing a patch."
 

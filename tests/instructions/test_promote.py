@@ -14,11 +14,7 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.instructions import section
-from autopatch_tui.core.instructions.promote import (
-    plan_promotion,
-    write_confirmed,
-    write_promotion,
-)
+from autopatch_tui.core.instructions.promote import plan_promotion, write_confirmed, write_promotion
 from autopatch_tui.core.manager import MemoryManager
 from tests.support.recall_seed import add_turn, revise_item, seed_item
 

@@ -26,13 +26,7 @@ from autopatch_tui.tui.widgets.status_bar import StatusBar
 from tests.support.fixtures import FakeClock
 from tests.support.llm_stub import Reply
 from tests.support.recall_seed import revise_item
-from tests.tui.test_chat import (
-    make_app,
-    model_settings,
-    notes,
-    type_and_send,
-    wait_idle,
-)
+from tests.tui.test_chat import make_app, model_settings, notes, type_and_send, wait_idle
 from tests.tui.test_chat_snapshots import deterministic  # noqa: F401  (fixture: fixed IDs and time)
 from tests.tui.test_memory_browser import (  # noqa: F401  (fixtures)
     SIZE,

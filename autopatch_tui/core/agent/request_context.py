@@ -36,7 +36,8 @@ from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.llm.tokens import REPLY_PRIMING_TOKENS, estimate_messages_tokens, estimate_tokens
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall.promoted import MAX_IDS as MAX_PROMOTED_IDS, promoted_rows
+from autopatch_tui.core.recall.promoted import MAX_IDS as MAX_PROMOTED_IDS
+from autopatch_tui.core.recall.promoted import promoted_rows
 from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 

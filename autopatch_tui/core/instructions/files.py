@@ -37,12 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autopatch_tui.core.confine import (
-    ConfinementError,
-    confine,
-    read_regular_head,
-    refused_name,
-)
+from autopatch_tui.core.confine import ConfinementError, confine, read_regular_head, refused_name
 from autopatch_tui.core.instructions.section import promoted_statements
 from autopatch_tui.core.llm.tokens import estimate_tokens
 

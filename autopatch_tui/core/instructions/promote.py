@@ -32,14 +32,7 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.core.confine import ConfinementError, read_regular_head, refused_part
 from autopatch_tui.core.errors import AutopatchError, UsageError
-from autopatch_tui.core.instructions.promote_write import (
-    PromoteError,
-    Stamp,
-    promote_lock,
-    stamp_of,
-    why,
-    write_text,
-)
+from autopatch_tui.core.instructions.promote_write import PromoteError, Stamp, promote_lock, stamp_of, why, write_text
 from autopatch_tui.core.instructions.section import (
     Bullet,
     SectionError,

@@ -29,12 +29,7 @@ from pathlib import Path
 
 from autopatch_tui.core.confine import confine, kind_of
 from autopatch_tui.core.errors import AutopatchError, UnsafePathError
-from autopatch_tui.core.paths import (
-    StorePaths,
-    new_private_file,
-    open_dir,
-    replace_with,
-)
+from autopatch_tui.core.paths import StorePaths, new_private_file, open_dir, replace_with
 
 log = logging.getLogger(__name__)
 

@@ -21,24 +21,15 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.worker import Worker, WorkerState
 
-from autopatch_tui.core.agent.prompt_report import (
-    PromptReport,
-    context_label,
-    instructions_label,
-    not_read,
-)
+from autopatch_tui.core.agent.prompt_report import PromptReport, context_label, instructions_label, not_read
 from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.tui import slash
-from autopatch_tui.tui.chat_text import (
-    BUSY_KEEPS_TEXT,
-    CANCELLED_NOTE,
-    RESEND_HINT,
-    UNEXPECTED_NOTE,
-    WELCOME,
-)
+from autopatch_tui.tui.chat_text import BUSY_KEEPS_TEXT, CANCELLED_NOTE, RESEND_HINT, UNEXPECTED_NOTE, WELCOME
 from autopatch_tui.tui.file_index import FileIndex
+from autopatch_tui.tui.prompt_history import PromptHistory, history_file
+from autopatch_tui.tui.turn_control import RequestCancelled, TurnControl, tool_step
 from autopatch_tui.tui.messages import (
     StreamDelta,
     StreamReset,
@@ -47,11 +38,9 @@ from autopatch_tui.tui.messages import (
     TurnFailed,
     WorkflowProgress,
 )
-from autopatch_tui.tui.prompt_history import PromptHistory, history_file
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.turn_control import RequestCancelled, TurnControl, tool_step
 from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths

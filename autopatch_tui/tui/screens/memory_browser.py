@@ -21,17 +21,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import (
-    Button,
-    ContentSwitcher,
-    DataTable,
-    Input,
-    OptionList,
-    Select,
-    Static,
-    Tab,
-    Tabs,
-)
+from textual.widgets import Button, ContentSwitcher, DataTable, Input, OptionList, Select, Static, Tab, Tabs
 
 from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.instructions.promote import forget_note
@@ -46,16 +36,13 @@ from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_audit import AuditView
 from autopatch_tui.tui.screens.memory_inbox import InboxView
-from autopatch_tui.tui.screens.memory_list import (
-    KIND_OPTIONS,
-    STATUS_OPTIONS,
-    WORDS_KEY,
-    Row,
-)
-from autopatch_tui.tui.screens.memory_promote import PromoteFlow
 from autopatch_tui.tui.screens.memory_views import BrowserViews, open_turn_in_history
+from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, WORDS_KEY, Row
+from autopatch_tui.tui.screens.memory_promote import PromoteFlow
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.footer import AppFooter
+from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
+from autopatch_tui.tui.widgets.search_box import SearchBox
 from autopatch_tui.tui.widgets.memory_item_detail import (
     Provenance,
     SourceList,
@@ -66,8 +53,6 @@ from autopatch_tui.tui.widgets.memory_item_detail import (
     quote_in_turn,
     revisions_text,
 )
-from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
-from autopatch_tui.tui.widgets.search_box import SearchBox
 
 __all__ = ["PAGE", "SEARCH_INTENT", "MemoryBrowserScreen", "SourceList", "locate_quote", "open_turn_in_history",
            "quote_in_turn"]

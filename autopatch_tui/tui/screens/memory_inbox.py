@@ -37,12 +37,7 @@ from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_list import KIND_SHORT, one_line
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.memory_item_detail import (
-    Provenance,
-    SourceList,
-    diff_text,
-    load_provenance,
-)
+from autopatch_tui.tui.widgets.memory_item_detail import Provenance, SourceList, diff_text, load_provenance
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 log = logging.getLogger(__name__)

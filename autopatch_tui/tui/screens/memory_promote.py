@@ -11,12 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from autopatch_tui.core.errors import AutopatchError
-from autopatch_tui.core.instructions.promote import (
-    PromotePlan,
-    PromoteResult,
-    plan_promotion,
-    write_confirmed,
-)
+from autopatch_tui.core.instructions.promote import PromotePlan, PromoteResult, plan_promotion, write_confirmed
 from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.tui.screens.memory_list import Row, one_line
 from autopatch_tui.tui.screens.promote_dialog import PromoteDialog
