@@ -177,6 +177,8 @@ def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
         else:
             held = "this item as it is" if len(plan.promoted) == 1 else "these items as they are"
             say(f"{plan.shown} already holds {held}; nothing to write.")
+        if result is not None and result.kept:
+            say(f"Kept {len(result.kept)} item(s) that awaited review: the file already holds their words.")
         return 0
     sys.stdout.write(visible(plan.diff))
     root = mgr.repo.resolve()

@@ -150,3 +150,30 @@ def test_a_promote_that_cannot_get_the_lock_says_so_and_writes_nothing(repo: Pat
             pr.write_confirmed(manager, pr.plan_promotion(manager, [a]))
     assert path.read_text("utf-8") == "# Rules\n"
     assert pr.promote_now(manager, [a]).written  # the lock released: it lands
+
+
+def test_on_another_file_system_the_temporary_file_goes_beside_and_nothing_is_left(
+        repo: Path, manager: MemoryManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopatch_tui.core.repair import patch_files
+
+    a = item(manager, "Keep the changelog current.")
+    path = repo / "AGENTS.md"
+    path.write_text("# Rules\n", "utf-8")
+    path.chmod(0o640)
+    monkeypatch.setattr(patch_files, "same_device", lambda x, y: False)  # .autopatch-j on another mount
+    seen: list[list[str]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(".tmp"):  # while the new text waits beside the file
+            seen.append(sorted(p.name for p in repo.iterdir()) + sorted(
+                p.name for p in (repo / ".autopatch-j" / "tmp").iterdir()))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert pr.promote_now(manager, [a]).written
+    assert seen and any(n.startswith(".AGENTS.md.autopatch-") for n in seen[0])  # beside the file …
+    assert any(n.startswith("beside-") for n in seen[0])  # … named by a marker the sweep reads
+    assert "Keep the changelog current." in path.read_text("utf-8") and (path.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in repo.iterdir()) == [".autopatch-j", ".git", "AGENTS.md"]
+    assert list((repo / ".autopatch-j" / "tmp").iterdir()) == []

@@ -113,6 +113,13 @@ def test_promoting_an_item_that_awaits_review_keeps_it(repo: Path, manager: Memo
     assert [i["id"] for i in invoke_cli("memory", "review", json=True, env=REVIEW)[1]["items"]] == [b]
     rc, found, _ = invoke_cli("memory", "list", json=True, env=REVIEW)
     assert {i["id"]: i["review"] for i in found["items"]}[a] == "kept"
+    # a bullet already in the file (written by hand or by a teammate's promote): --yes keeps it too
+    from autopatch_tui.core.instructions.promote import plan_promotion
+
+    (repo / "AGENTS.md").write_text(plan_promotion(manager, [b]).new_text, "utf-8")
+    rc, out, err = invoke_cli("memory", "promote", b, "--yes", env=REVIEW)
+    assert rc == 0 and "nothing to write" in out and "Kept 1 item(s)" in out, (out, err)
+    assert invoke_cli("memory", "review", json=True, env=REVIEW)[1]["items"] == []
 
 
 def test_forget_of_a_promoted_item_says_its_bullet_remains_and_how_to_remove_it(

@@ -339,14 +339,16 @@ def _write(root: Path, plan: PromotePlan) -> None:
     write_text(root, plan.path, plan.shown, plan.new_text, plan.stamp, plan.mode)
 
 
-def _keep(manager: MemoryManager, plan: PromotePlan) -> PromoteResult:
+def _keep(manager: MemoryManager, plan: PromotePlan, *, written: bool = True) -> PromoteResult:
+    """Mark the promoted items that awaited review kept: the user approved their words in the diff
+    (or, with nothing to write, asked with --yes for words the file already holds)."""
     if not plan.new_items:
-        return PromoteResult(plan, True)
+        return PromoteResult(plan, written)
     try:
         kept = manager.review.keep([i for i, _ in plan.new_items], revisions=dict(plan.new_items))
     except AutopatchError as exc:
-        return PromoteResult(plan, True, (), f"the promoted items were not marked kept ({exc})")
-    return PromoteResult(plan, True, tuple(kept))
+        return PromoteResult(plan, written, (), f"the promoted items were not marked kept ({exc})")
+    return PromoteResult(plan, written, tuple(kept))
 
 
 def promote_now(manager: MemoryManager, ids: Sequence[str], *, to: str | None = None,
@@ -357,7 +359,7 @@ def promote_now(manager: MemoryManager, ids: Sequence[str], *, to: str | None = 
     with promote_lock(root):
         plan = plan_promotion(manager, ids, to=to, prune=prune)
         if not plan.changed:
-            return PromoteResult(plan, False)
+            return _keep(manager, plan, written=False)
         _write(root, plan)
         return _keep(manager, plan)
 
