@@ -196,7 +196,10 @@ def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
     n_new = len(plan.new_items)
     if written:
         gone = f"; removed {len(plan.removed)} bullet(s) of items no longer active" if plan.removed else ""
-        say(visible(f"Wrote {len(plan.promoted)} item(s) to {plan.shown}{gone}."))
+        if plan.promoted:
+            say(visible(f"Wrote {len(plan.promoted)} item(s) to {plan.shown}{gone}."))
+        else:
+            say(visible(f"Removed {len(plan.removed)} bullet(s) of items no longer active from {plan.shown}."))
         if result is not None and result.kept:
             say(f"Kept {len(result.kept)} item(s) that awaited review: this diff was their review.")
         if result is not None and result.keep_problem:

@@ -136,8 +136,8 @@ def test_forget_of_a_promoted_item_says_its_bullet_remains_and_how_to_remove_it(
     rc, out, err = invoke_cli("memory", "promote", "--prune", "--to", "AGENTS.md")
     assert rc == 0 and "-- Write tests first." in out and "--yes" in out
     time.sleep(0)
-    rc, doc, err = invoke_cli("memory", "promote", "--prune", "--to", "AGENTS.md", "--yes", json=True)
-    assert rc == 0 and doc["written"], err
+    rc, out, err = invoke_cli("memory", "promote", "--prune", "--to", "AGENTS.md", "--yes")
+    assert rc == 0 and "Removed 1 bullet(s) of items no longer active from AGENTS.md." in out, err
     assert a not in load_instructions(repo).promoted()
     rc, _, err = invoke_cli("memory", "promote")
     assert rc == 2 and "--prune" in err
