@@ -234,7 +234,8 @@ def _bullet(conn: sqlite3.Connection, raw_id: str) -> tuple[Bullet, int]:
     try:
         lines = render_bullet(logical, row["statement"], quote, _date(when))
     except SectionError as exc:
-        raise PromoteError(f"Memory item {visible(logical[:80])}… cannot be promoted: {exc}") from None
+        shown = visible(logical[:80]) + ("…" if len(logical) > 80 else "")
+        raise PromoteError(f"Memory item {shown} cannot be promoted: {exc}") from None
     return Bullet(logical, one_line(row["statement"]), lines), row["revision"]
 
 
