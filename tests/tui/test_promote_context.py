@@ -360,3 +360,25 @@ def test_the_dialog_title_says_write_also_keeps_items_awaiting_review() -> None:
     assert "keeps" not in title_text(PLAN)
     waiting = replace(PLAN, new_items=(("mem-02ESC", 1),))
     assert title_text(waiting) == "Promote 2 Memory items to AGENTS.md; Write also keeps 1 awaiting review"
+
+
+async def test_promote_from_the_browser_in_review_mode_keeps_the_item(
+        repo: Path, mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings) -> None:  # noqa: F811
+    """Issue 28 item 6: promoting an item nobody kept keeps it — the diff is the review — so it is
+    never in every request through AGENTS.md while the inbox still calls it new."""
+    mb_populate(mb_manager, mb_clock)
+    mb_manager.review.set_approval("review", persist=False)
+    assert mb_manager.review.review_state(["mem-02CACHE"]) == {"mem-02CACHE": "new"}
+    app = mb_app(mb_manager, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot)
+        await choose(pilot, screen, "mem-02CACHE")
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, PromoteDialog))
+        assert "Write also keeps 1 awaiting review" in app.screen.title_text
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: any("Promoted 1 item" in n for n in app.notified))
+        said = next(n for n in app.notified if "Promoted 1 item" in n)
+        assert "Kept 1 that awaited review" in said
+        assert mb_manager.review.review_state(["mem-02CACHE"]) == {"mem-02CACHE": "kept"}
+        assert "mem-02CACHE" in section.promoted_statements((repo / "AGENTS.md").read_text("utf-8"))
