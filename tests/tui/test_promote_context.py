@@ -382,3 +382,11 @@ async def test_promote_from_the_browser_in_review_mode_keeps_the_item(
         assert "Kept 1 that awaited review" in said
         assert mb_manager.review.review_state(["mem-02CACHE"]) == {"mem-02CACHE": "kept"}
         assert "mem-02CACHE" in section.promoted_statements((repo / "AGENTS.md").read_text("utf-8"))
+
+
+def test_the_diff_has_no_empty_last_row_to_scroll_to() -> None:
+    """A diff that exactly fits its box offers Write at once (tried in tmux at 80×24: a trailing
+    empty row made the box scroll by one and kept Write disabled over a diff shown whole)."""
+    from autopatch_tui.tui.screens.promote_dialog import diff_text
+
+    assert diff_text("--- a\n+++ b\n+x\n").plain == "--- a\n+++ b\n+x"

@@ -30,9 +30,9 @@ NOTE_UNSEEN = "Scroll to the end of the diff (↓, PgDn or End) to enable Write.
 def diff_text(diff: str) -> Text:
     """The diff as styled plain text (never markup), control characters escaped."""
     text = Text(overflow="fold")
-    for line in visible(diff).splitlines():
+    for n, line in enumerate(visible(diff).splitlines()):
         style = next((s for prefix, s in DIFF_STYLES if line.startswith(prefix)), "")
-        text.append(line + "\n", style=style)
+        text.append(("\n" if n else "") + line, style=style)  # no empty last row to scroll to
     return text
 
 
