@@ -90,3 +90,14 @@ def test_a_folder_swapped_for_a_link_mid_read_never_leads_outside(repo: Path, tm
     assert "SECRET" not in got.render()
     assert got.paths == ("AGENTS.md",)
     assert dict(got.skipped).get("pkg/AGENTS.md", "").startswith("a folder on its path became a link")
+
+
+def test_a_nested_claude_md_is_named_as_not_read(repo: Path) -> None:
+    """Issue 30 item 6: a file another assistant reads but this one does not is named, with why."""
+    put(repo, "AGENTS.md", "ROOT")
+    put(repo, "CLAUDE.md", "ROOT CLAUDE")
+    put(repo, "pkg/CLAUDE.md", "PKG CLAUDE rules")
+    put(repo, "pkg/x.py", "")
+    got = load_instructions(repo, ["pkg/x.py"])
+    assert got.paths == ("AGENTS.md",) and "PKG CLAUDE" not in got.render()
+    assert dict(got.skipped) == {"CLAUDE.md": inst.SHADOWED, "pkg/CLAUDE.md": inst.NESTED_CLAUDE}

@@ -55,6 +55,8 @@ INTRO = ("Project instructions: the repository's instruction files, read from di
          "first. A file closer to the request's files comes later and wins over an earlier one.")
 _CACHE_SIZE = 256
 SHADOWED = "the root's AGENTS.md is read instead; a root CLAUDE.md is read only when there is no AGENTS.md"
+NESTED_CLAUDE = "a CLAUDE.md below the root is not read; an AGENTS.md in its folder would be"
+MAX_UNREAD_NAMED = 8  # nested CLAUDE.md files named as not read, at most
 
 
 @dataclass(frozen=True)
@@ -355,9 +357,12 @@ def _prompt_key(folder: str) -> tuple[int, str]:
     return (folder.count("/") + 1 if folder else 0), folder
 
 
-def _entries(repo: Path, scope_paths: Sequence[str]) -> list[tuple[tuple[str, Path, os.stat_result], ...]]:
+def _entries(repo: Path, scope_paths: Sequence[str],
+             unread: list[str] | None = None) -> list[tuple[tuple[str, Path, os.stat_result], ...]]:
     """Each folder's instruction file (at the root: `AGENTS.md`, then `CLAUDE.md` in its stead),
-    as found by `lstat` (nothing read yet), in the order the bound keeps them (`_keep_key`)."""
+    as found by `lstat` (nothing read yet), in the order the bound keeps them (`_keep_key`). A
+    `CLAUDE.md` below the root is never read; with `unread`, the first `MAX_UNREAD_NAMED` found are
+    added to it (other assistants read them: the user is told this one does not)."""
     walk = _Walk(repo)
     cover: dict[str, int] = {"": 0}  # folder -> how many of the request's scope paths lie under it
     for scope in dict.fromkeys(scope_paths):
@@ -369,6 +374,8 @@ def _entries(repo: Path, scope_paths: Sequence[str]) -> list[tuple[tuple[str, Pa
         assert real is not None
         names = (AGENTS, CLAUDE) if not folder else (AGENTS,)
         found = tuple(c for c in (_candidate(repo, folder, Path(real), n) for n in names) if c is not None)
+        if folder and unread is not None and len(unread) < MAX_UNREAD_NAMED and _lstat(Path(real) / CLAUDE):
+            unread.append(f"{folder}/{CLAUDE}")
         if found:
             entries.append(found)
     return entries
@@ -469,7 +476,8 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
     repo = repo.resolve()
     bound = _kib(max_bytes) if max_tokens is None else f"{_kib(max_bytes)} or {max_tokens} tokens"
     marker = CUT_MARKER.format(bound=bound)
-    entries = _entries(repo, scope_paths)
+    nested_claude: list[str] = []
+    entries = _entries(repo, scope_paths, nested_claude)
     budget = _Budget(max_bytes, max_tokens)
     note = _note_room([e[0][0] for e in entries], (bound, READS_BOUND))
     kept: list[InstructionFile] = []
@@ -516,6 +524,7 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
                 budget.spend(_cost(cut.block))
     finally:
         dirs.close()
+    skipped += [(p, NESTED_CLAUDE) for p in sorted(nested_claude, key=lambda p: _prompt_key(p.rpartition("/")[0]))]
     kept.sort(key=lambda f: _prompt_key(f.folder))
     left_out.sort(key=lambda p: _prompt_key(p.rpartition("/")[0]))
     cut_any = bool(left_out) or any(f.cut for f in kept)
