@@ -37,7 +37,8 @@ from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.llm.tokens import REPLY_PRIMING_TOKENS, estimate_messages_tokens, estimate_tokens
 from autopatch_tui.core.memory import turns as turn_ops
-from autopatch_tui.core.recall.promoted import MAX_IDS as MAX_PROMOTED_IDS, promoted_rows
+from autopatch_tui.core.recall.promoted import MAX_IDS as MAX_PROMOTED_IDS
+from autopatch_tui.core.recall.promoted import promoted_rows
 from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 
@@ -201,6 +202,7 @@ class RequestContext:
             intent=self.intent, window=self.profile.context_window, max_output=self.profile.max_output_tokens,
             parts=tuple(parts), estimated_tokens=total, instruction_files=self.instructions.paths,
             instructions_cut=self.instructions.cut, instructions_skipped=self.instructions.skipped,
+            instructions_left_out=self.instructions.left_out,
             map_items=self._map_items, steps=loop.calls, ended=ended,
             server_prompt_tokens=usage.prompt_tokens if usage else None,
             server_completion_tokens=usage.completion_tokens if usage else None,

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from autopatch_tui.core.errors import AutopatchError, MemoryNotFoundError
+from autopatch_tui.core.instructions.promote import forget_note
 from autopatch_tui.core.memory.audit import AuditReport
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.terminal_text import one_line as safe_line
@@ -245,8 +246,9 @@ class AuditView(Vertical):
 
         def work() -> None:
             logical = self.services.manager.forget(item)
+            note = forget_note(self.services.manager.repo, logical)
             self.app.call_from_thread(self.app.notify, f"Forgot {safe_line(logical)}. The raw turns it came from "
-                                      "are kept.", markup=False)
+                                      "are kept." + (" " + note if note else ""), markup=False)
             self.app.call_from_thread(self.reload)
             self.app.call_from_thread(self.table.focus)
 

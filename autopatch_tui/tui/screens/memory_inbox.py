@@ -27,6 +27,7 @@ from textual.widgets import DataTable, OptionList, Static
 
 from autopatch_tui.core.claims.store import item_doubt
 from autopatch_tui.core.errors import AutopatchError, MemoryNotFoundError
+from autopatch_tui.core.instructions.promote import forget_note
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.memory.review import ReviewEntry
 from autopatch_tui.core.memory.review_service import KeptRevision
@@ -350,8 +351,9 @@ class InboxView(Vertical):
 
         def work() -> None:
             logical = self.services.manager.forget(item)
+            note = forget_note(self.services.manager.repo, logical)
             self.app.call_from_thread(self.app.notify, f"Forgot {safe_line(logical)}. The raw turns it came from "
-                                      "are kept.",
+                                      "are kept." + (" " + note if note else ""),
                                       markup=False)
             self.app.call_from_thread(self.reload)
 
