@@ -1,4 +1,5 @@
-"""Printable keys read from the terminal together travel to the App as one event (issue 20, item 5).
+"""Printable keys read from the terminal together travel to the App as one event (issue 20, item 5),
+and a burst of keystrokes holding newlines is a paste (issue 30, item 1).
 
 Textual's driver parses terminal input in its input thread and hands every key to the event loop
 as a coroutine of its own (`Driver.send_message`), then the App dispatches it as a message: about
@@ -8,11 +9,20 @@ that printable keys parsed before the loop next runs are sent as one `KeyBurst`;
 non-printable key, a mouse event, a resize) first sends the burst read before it, so the order is
 kept. A single key is sent as itself. The App unpacks a burst (`AutopatchApp.on_event`): the text
 goes to the typing target in one insert, or, where no field takes text, the keys are handled one by
-one as if they had come alone (letter keys keep working as keys)."""
+one as if they had come alone (letter keys keep working as keys).
+
+Pastes typed as keystrokes (tmux `paste-buffer` without `-p`, many SSH set-ups) carry their line
+breaks as Enter (CR) or ctrl+j (LF) keys and their tabs as Tab keys. A person never types Enter
+within `PASTE_GAP` of another key, nor another key within `PASTE_GAP` after it; a paste always
+does. So Enter, ctrl+j and Tab join the burst instead of acting: an Enter that arrives on its own
+is held `PASTE_GAP` before it is sent, and when another key came less than `PASTE_GAP` before it or
+comes in that wait, it is part of a paste and becomes text (CR and CR LF: one newline). Only an
+Enter on a quiet prompt sends, as in Claude Code and aider."""
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from textual import events
@@ -20,17 +30,30 @@ from textual.driver import Driver
 
 from autopatch_tui.tui.typing import typed_character
 
+PASTE_GAP = 0.02  # seconds: keys closer than this to an Enter make it a pasted line break
+SERIES_GAP = 0.1  # seconds: bursts whose keys came closer than this are pieces of one run (one paste)
+PASTED_KEYS = {"enter": "\r", "ctrl+j": "\n", "tab": "\t"}  # keys that are text inside a paste
+
+
+def key_text(key: events.Key) -> str:
+    """The text a key of a burst stands for (a pasted Enter: CR, made a newline by `KeyBurst.text`)."""
+    return PASTED_KEYS.get(key.key) or key.character or ""
+
 
 class KeyBurst(events.Event, bubble=False):
-    """Printable keys read together from the terminal, in order."""
+    """Keys read together from the terminal, in order. `pasted`: it holds line breaks or tabs of a
+    paste typed as keystrokes (its text is inserted, never sent)."""
 
-    def __init__(self, keys: list[events.Key]) -> None:
+    def __init__(self, keys: list[events.Key], *, pasted: bool = False, series: int | None = None) -> None:
         super().__init__()
         self.keys = keys
+        self.pasted = pasted
+        self.series = series  # bursts of one keystroke run (no pause of SERIES_GAP) share it
 
     @property
     def text(self) -> str:
-        return "".join(key.character or "" for key in self.keys)
+        text = "".join(key_text(key) for key in self.keys)
+        return text.replace("\r\n", "\n").replace("\r", "\n") if self.pasted else text
 
 
 def with_key_bursts(base: type[Driver]) -> type[Driver]:
@@ -42,16 +65,40 @@ def with_key_bursts(base: type[Driver]) -> type[Driver]:
             self._burst: list[events.Key] = []
             self._burst_lock = threading.Lock()
             self._burst_due = False
+            self._pasted = False  # the burst holds a line break or tab that is part of a paste
+            self._last_key = float("-inf")  # when the previous key was parsed (monotonic)
+            self._series = 0  # the current keystroke run: a new one after a pause of SERIES_GAP
+            self._burst_series = 0  # the run the held burst began in
 
         def process_message(self, message: Any) -> None:
             """Runs in the input thread, once per parsed event."""
-            if isinstance(message, events.Key) and typed_character(message) is not None:
-                with self._burst_lock:
-                    self._burst.append(message)
-                    if not self._burst_due:  # sent once the loop runs: after the keys parsed with it
-                        self._burst_due = True
-                        self._loop.call_soon_threadsafe(self.send_burst)
-                return
+            if isinstance(message, events.Key):
+                now = time.monotonic()
+                gap, self._last_key = now - self._last_key, now
+                recent = gap < PASTE_GAP
+                if gap >= SERIES_GAP:
+                    self._series += 1
+                if message.key in PASTED_KEYS:
+                    with self._burst_lock:
+                        if self._burst or recent:
+                            self._pasted = True
+                        if not self._burst:
+                            self._burst_series = self._series
+                        self._burst.append(message)
+                        if not self._burst_due:  # alone so far: wait PASTE_GAP for the rest of a paste
+                            self._burst_due = True
+                            delay = 0.0 if self._pasted else PASTE_GAP
+                            self._loop.call_soon_threadsafe(self._loop.call_later, delay, self.send_burst)
+                    return
+                if typed_character(message) is not None:
+                    with self._burst_lock:
+                        if not self._burst:
+                            self._burst_series = self._series
+                        self._burst.append(message)
+                        if not self._burst_due:  # sent once the loop runs: after the keys parsed with it
+                            self._burst_due = True
+                            self._loop.call_soon_threadsafe(self.send_burst)
+                    return
             self.send_burst()
             super().process_message(message)
 
@@ -59,14 +106,16 @@ def with_key_bursts(base: type[Driver]) -> type[Driver]:
             """Send the keys held so far (from the loop, or before another event)."""
             with self._burst_lock:
                 keys, self._burst, self._burst_due = self._burst, [], False
+                pasted, self._pasted = self._pasted or (
+                    len(keys) > 1 and any(k.key in PASTED_KEYS for k in keys)), False
                 if not keys:
                     return
-                if len(keys) == 1:
-                    super().process_message(keys[0])
+                if len(keys) == 1 and not pasted:
+                    super().process_message(keys[0])  # a key alone (an Enter on a quiet prompt sends)
                     return
                 for key in keys:
                     key.set_sender(self._app)
-                super().process_message(KeyBurst(keys))
+                super().process_message(KeyBurst(keys, pasted=pasted, series=self._burst_series))
 
     BurstDriver.__name__ = BurstDriver.__qualname__ = f"{base.__name__}WithKeyBursts"
     return BurstDriver

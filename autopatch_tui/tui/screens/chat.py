@@ -44,6 +44,7 @@ from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
+from autopatch_tui.tui.widgets.prompt_hint import PromptHint
 from autopatch_tui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:  # imported where first used, after the first frame (issue 23)
@@ -86,7 +87,11 @@ class ChatScreen(AppScreen):
     AUTO_FOCUS = "#prompt"  # the first focus is the prompt (not the log, then the prompt)
     BINDINGS = [
         Binding("escape", "cancel_request", "Cancel request", id="chat.cancel",
-                tooltip="cancel the running request (the turn ends failed; its text is kept)"),
+                tooltip="cancel the running request at once, also before the model's first token (the "
+                        "connection is closed; the turn ends failed; its text is kept)"),
+        Binding("ctrl+c", "clear_prompt", "Clear prompt", id="chat.clear_prompt",
+                tooltip="clear a non-empty prompt, multi-line too (Up brings the text back from the prompt "
+                        "history); on an empty prompt ctrl+c does what it always did"),
     ]
 
     def __init__(self, services: Services) -> None:
@@ -107,6 +112,7 @@ class ChatScreen(AppScreen):
         self._prompt: PromptInput | None = None
         self._memory_watch: dict[str, Widget] = {}  # turn ID -> the widget its Memory note goes under
         self._memory_check_due = False
+        self._prompt_empty = True
 
     @property
     def commands(self) -> CommandRunner:
@@ -120,6 +126,7 @@ class ChatScreen(AppScreen):
         yield ChatLog(id="log")
         yield Suggestions(id="suggestions")
         yield PromptInput(id="prompt")
+        yield PromptHint(id="prompt-hint")
         yield StatusBar(id="status")
         yield AppFooter()
 
@@ -143,6 +150,7 @@ class ChatScreen(AppScreen):
         prompt = self.query_one(PromptInput)
         prompt.completion = self.query_one(Suggestions)
         prompt.prompt_history = PromptHistory(history_file(self.services.settings.home, self.services.manager.repo))
+        prompt.refused_home = self.services.settings.home
         prompt.focus()
         status = self.query_one(StatusBar)
         status.model_label = self.services.model_label
@@ -247,12 +255,14 @@ class ChatScreen(AppScreen):
         text = event.text
         parsed, command = await self._parse_line(text)
         if not parsed:
-            return  # the line stays in the prompt to be corrected
+            prompt.keep_line(text)  # the line stays, selected, to be corrected or replaced
+            return
         if self.busy and starts_turn(command):
             self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
             return  # nothing is lost: the text stays in the prompt
         prompt.prompt_history.add(text)
         prompt.clear()
+        self.query_one(PromptHint).hide()
         self.query_one(Suggestions).display = False
         self.log_view.follow()  # what you send, and its answer or output, is in view
         await self.submit_line(text, command)
@@ -281,10 +291,22 @@ class ChatScreen(AppScreen):
             return
         await self.send(text, None)
 
+    @on(PromptInput.Hint)
+    def _hint(self, event: PromptInput.Hint) -> None:
+        self.query_one(PromptHint).show(event.text, level=event.level, while_text=event.while_text)
+
     @on(PromptInput.Changed)
     def _typed(self, event: PromptInput.Changed) -> None:
         """The completion follows the text once per refresh, however many edits came in between
         (a burst of keys is one edit already; this bounds the rest)."""
+        prompt = event.text_area
+        hint = self.query_one(PromptHint)
+        if hint.while_text is not None and prompt.text != hint.while_text:
+            hint.hide()  # the kept line was replaced or edited: the note is no longer about it
+        empty = not prompt.document.lines[0] and prompt.document.line_count == 1
+        if empty != self._prompt_empty:
+            self._prompt_empty = empty
+            self.refresh_bindings()  # ctrl+c "Clear prompt" in the footer while there is text
         if not self._completion_due:
             self._completion_due = True
             self.call_after_refresh(self._update_completion)
@@ -339,7 +361,13 @@ class ChatScreen(AppScreen):
             return self.busy
         if action == "retry":
             return self.failed_line is not None and not self.busy
+        if action == "clear_prompt":
+            return not self._prompt_empty
         return True
+
+    def action_clear_prompt(self) -> None:
+        """ctrl+c where the prompt has no focus (the log, a failed turn's note): as in the prompt."""
+        self.query_one(PromptInput).clear_to_history()
 
     def action_cancel_request(self) -> None:
         if not self.busy or self.control is None or self.control.cancelled:
@@ -372,9 +400,7 @@ class ChatScreen(AppScreen):
         """Show the user's text, then run one turn (`work`) in a thread worker; its answer streams in
         and is finally replaced by exactly the text the turn saved."""
         if self.busy:  # a line that raced past the prompt's check: it goes back into the prompt
-            prompt = self.query_one(PromptInput)
-            if not prompt.text:
-                prompt.text = self._line or text
+            self.query_one(PromptInput).keep_line(self._line or text)
             self._line = ""
             self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
             return
