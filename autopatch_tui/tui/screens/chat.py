@@ -41,7 +41,7 @@ from autopatch_tui.tui.messages import (
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage
+from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage, UserMessage
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
 from autopatch_tui.tui.widgets.prompt_hint import PromptHint
@@ -68,7 +68,8 @@ class TurnResult(Protocol):
     def intent(self) -> str: ...
 
 
-RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
+RECENT_TURNS = 12  # read at start; the newest that fill a screen are drawn first, the rest when scrolled to
+OLDER_PAGE = 8  # turns drawn at a time when the view is scrolled to the top
 MEMORY_CHECK_SECONDS = 0.3  # Memory notes: one look per burst of Memory events
 TURN_COMMANDS = ("explain", "chat", "audit", "retry")  # slash commands that start a chat turn
 
@@ -113,6 +114,13 @@ class ChatScreen(AppScreen):
         self._memory_watch: dict[str, Widget] = {}  # turn ID -> the widget its Memory note goes under
         self._memory_check_due = False
         self._prompt_empty = True
+        self._older: list[TurnInfo] = []  # read, not yet drawn (older than the first drawn turn)
+        self._oldest_sequence: int | None = None  # the oldest turn drawn or read; None: nothing restored
+        self._restored_top: Widget | None = None  # the oldest restored entry: older turns go above it
+        self._thread_id = ""
+        self._loading_older = False
+        self._startup_entries = 0
+        self._started_at = 0.0
 
     @property
     def commands(self) -> CommandRunner:
@@ -163,6 +171,8 @@ class ChatScreen(AppScreen):
         self.watch(self.app, "job_events", self._memory_moved, init=False)
         if self.services.manager.client is None:
             await self.log_view.add_note(NO_MODEL_HELP, level="warning")
+        self._startup_entries = len(self.log_view.entries())  # the notes above: before the restored turns
+        self._started_at = self.services.manager.clock.now()  # later turns are this session's: shown live
         if self.services.manager.healthy:
             self.run_worker(self._load_recent, thread=True, group="load", exit_on_error=False)
         else:
@@ -201,25 +211,105 @@ class ChatScreen(AppScreen):
             self.app.call_from_thread(self.log_view.add_note, note)
 
     def _load_recent(self) -> None:
-        turns = self.services.manager.recent_turns(RECENT_TURNS)
+        from autopatch_tui.core.clock import iso_utc
+
+        started = iso_utc(self._started_at)
+        turns = [t for t in self.services.manager.recent_turns(RECENT_TURNS) if t.created_at < started]
         self.app.call_from_thread(self._show_recent, turns)
         self._start_session()  # its note comes under the turns it continues
 
+    def _screenful(self, turns: list[TurnInfo]) -> int:
+        """How many of the newest `turns` fill the conversation's height (an estimate from their
+        text: a turn is at least four rows), at least one."""
+        size = self.log_view.size
+        width, height = max(20, size.width - 12), max(10, size.height or 30)
+        rows, count = 0, 0
+        for t in reversed(turns):
+            for text in (t.user_text, t.assistant_text):
+                rows += 2 + sum(1 + len(line) // width for line in text.splitlines()[:200])
+            count += 1
+            if rows >= height:
+                break
+        return max(1, count)
+
     async def _show_recent(self, turns: list[TurnInfo]) -> None:
+        """The thread's last screenful first, above whatever was sent or shown meanwhile (nothing is
+        wiped); older turns are drawn when the view is scrolled to the top (`_show_older`)."""
+        log_view = self.log_view
+        live = log_view.entries()[self._startup_entries:]  # sent or shown since the start: stays below
+        before = live[0] if live else None
         if not turns and self.services.manager.healthy:
-            await self.log_view.add_note(WELCOME)
-        for t in turns:
-            anchor: Widget = await self.log_view.add_user(t.user_text)
-            if t.assistant_text:
-                anchor = await self.log_view.add_assistant(t.assistant_text)
-            elif t.state == "failed":
-                self.failed_line = t.user_text
-                anchor = await self.log_view.add_failed(f"(turn failed) {RESEND_HINT}", t.user_text)
-            elif t.state != "completed":
-                anchor = await self.log_view.add_note(f"(turn {t.state})", level="warning")
-            self._memory_watch[t.id] = anchor
+            await log_view.mount_history([NoteMessage(WELCOME)], before=before)
+        if turns:
+            first = len(turns) - self._screenful(turns)
+            self._older = turns[:first]
+            self._oldest_sequence = turns[0].sequence
+            self._thread_id = turns[-1].thread_id
+            log_view.has_older = bool(self._older) or len(turns) == RECENT_TURNS
+            await self._mount_turns(turns[first:], before=before)
         self.refresh_bindings()
         self._memory_moved(0)
+        self.call_after_refresh(self._fill_view)
+
+    async def _mount_turns(self, turns: list[TurnInfo], *, before: Widget | None) -> None:
+        from autopatch_tui.tui.widgets.chat_log import AssistantMessage
+
+        widgets: list[Widget] = []
+        for t in turns:
+            user = UserMessage(t.user_text)
+            widgets.append(user)
+            anchor: Widget = user
+            if t.assistant_text:
+                anchor = AssistantMessage(t.assistant_text)
+            elif t.state == "failed":
+                if self.failed_line is None or before is None:
+                    self.failed_line = t.user_text
+                anchor = FailedTurnNote(f"(turn failed) {RESEND_HINT}", t.user_text)
+            elif t.state != "completed":
+                anchor = NoteMessage(f"(turn {t.state})", level="warning")
+            if anchor is not user:
+                widgets.append(anchor)
+            self._memory_watch[t.id] = anchor
+        if widgets:
+            await self.log_view.mount_history(widgets, before=before)
+            self._restored_top = widgets[0]
+
+    def _fill_view(self) -> None:
+        """Older turns until the view can scroll (a short screenful would never reach `NeedOlder`)."""
+        log_view = self.log_view
+        if log_view.has_older and log_view.max_scroll_y <= 0:
+            self.post_message(ChatLog.NeedOlder())
+
+    @on(ChatLog.NeedOlder)
+    async def _need_older(self) -> None:
+        if self._loading_older or not self.log_view.has_older:
+            return
+        if self._older:
+            page, self._older = self._older[-OLDER_PAGE:], self._older[:-OLDER_PAGE]
+            await self._show_older(page)
+            return
+        if self._oldest_sequence is None:
+            return
+        self._loading_older = True
+        self.run_worker(partial(self._load_older, self._thread_id, self._oldest_sequence), thread=True,
+                        group="older", exit_on_error=False)
+
+    def _load_older(self, thread_id: str, sequence: int) -> None:
+        turns = self.services.manager.turns_before(thread_id, sequence, OLDER_PAGE)
+        self.app.call_from_thread(self._older_loaded, turns)
+
+    async def _older_loaded(self, turns: list[TurnInfo]) -> None:
+        self._loading_older = False
+        if turns:
+            self._oldest_sequence = turns[0].sequence
+        self.log_view.has_older = len(turns) == OLDER_PAGE
+        await self._show_older(turns)
+
+    async def _show_older(self, turns: list[TurnInfo]) -> None:
+        top = self._restored_top if self._restored_top is not None and self._restored_top.is_attached else None
+        await self._mount_turns(turns, before=top if top is not None else self.log_view.first_entry())
+        self._memory_moved(0)
+        self.call_after_refresh(self._fill_view)
 
     # --- what each turn's Memory work did -----------------------------------------------
     def _memory_moved(self, _value: int) -> None:
@@ -541,6 +631,8 @@ class ChatScreen(AppScreen):
 
     async def reset_view(self) -> None:
         self._memory_watch.clear()
+        self._older, self._oldest_sequence, self._restored_top = [], None, None
+        self.log_view.has_older = False
         await self.log_view.clear()
         self.files.clear()
         self.failed_line = None  # a new view: `r` / `/retry` do not resend a turn that is no longer shown
