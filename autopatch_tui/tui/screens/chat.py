@@ -88,11 +88,9 @@ class ChatScreen(AppScreen):
     AUTO_FOCUS = "#prompt"  # the first focus is the prompt (not the log, then the prompt)
     BINDINGS = [
         Binding("escape", "cancel_request", "Cancel request", id="chat.cancel",
-                tooltip="cancel the running request at once, also before the model's first token (the "
-                        "connection is closed; the turn ends failed; its text is kept)"),
+                tooltip="cancel the running request at once (the turn ends failed; its text is kept)"),
         Binding("ctrl+c", "clear_prompt", "Clear prompt", id="chat.clear_prompt",
-                tooltip="clear a non-empty prompt, multi-line too (Up brings the text back from the prompt "
-                        "history); on an empty prompt ctrl+c does what it always did"),
+                tooltip="clear the prompt (Up brings it back)"),
     ]
 
     def __init__(self, services: Services) -> None:

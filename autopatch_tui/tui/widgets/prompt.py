@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.text_area import Selection
@@ -42,6 +43,11 @@ def mentioned_paths(text: str) -> list[str]:
 
 
 class PromptInput(TextArea):
+    # over TextArea's ctrl+c (copy): shown in the footer while the prompt holds text; on an empty
+    # prompt it is off and ctrl+c does what it did before
+    BINDINGS = [Binding("ctrl+c", "clear_prompt", "Clear prompt", id="chat.clear_prompt",
+                        tooltip="clear the prompt (Up brings it back)")]
+
     class Submitted(Message):
         def __init__(self, text: str) -> None:
             super().__init__()
@@ -159,6 +165,14 @@ class PromptInput(TextArea):
         self.selection = Selection((0, 0), self.document.end)
         self.post_message(self.Hint(KEPT_HINT, while_text=text))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_prompt":
+            return bool(self.document.line_count > 1 or self.document.lines[0])
+        return super().check_action(action, parameters)
+
+    def action_clear_prompt(self) -> None:
+        self.clear_to_history()
+
     def clear_to_history(self) -> bool:
         """ctrl+c on a non-empty prompt: clear it, keeping the text in the prompt history."""
         text = self.text
@@ -236,8 +250,6 @@ class PromptInput(TextArea):
             box.action_cursor_up() if key == "up" else box.action_cursor_down()
         elif key in ("up", "down"):
             handled = self._walk(-1 if key == "up" else 1)
-        elif key == "ctrl+c" and self.text:
-            self.clear_to_history()
         elif key in ("pageup", "pagedown", "ctrl+end"):
             self.post_message(self.ScrollChat({"pageup": -1, "pagedown": 1}.get(key, 0)))
         else:
