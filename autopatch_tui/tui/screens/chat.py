@@ -461,7 +461,7 @@ class ChatScreen(AppScreen):
         if not self.busy or self.control is None or self.control.cancelled:
             return
         self.control.cancel()
-        self.set_busy("cancelling… (at the model's next token)")
+        self.set_busy("cancelling…")
 
     async def action_retry(self) -> None:
         focused = self.focused
@@ -533,7 +533,8 @@ class ChatScreen(AppScreen):
 
         callbacks = AgentCallbacks(on_delta=delta, on_reset=reset, on_tool=tool)
         try:
-            result = work(callbacks)
+            with control.scope.active():  # Escape abandons the model request at once (core/llm/abort.py)
+                result = work(callbacks)
         except RequestCancelled as exc:
             post(TurnFailed(str(exc), saved=exc.turn_id is not None, cancelled=True))
             return
