@@ -213,6 +213,8 @@ class ChatScreen(AppScreen):
 
         started = iso_utc(self._started_at)
         turns = [t for t in self.services.manager.recent_turns(RECENT_TURNS) if t.created_at < started]
+        if any(t.assistant_text for t in turns):  # the Markdown widget's import here, not on the main thread
+            import autopatch_tui.tui.widgets.assistant_message  # noqa: F401
         self.app.call_from_thread(self._show_recent, turns)
         self._start_session()  # its note comes under the turns it continues
 
