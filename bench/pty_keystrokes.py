@@ -220,7 +220,7 @@ def multiline_run(repo: Path, env: dict[str, str], count: int, limit: float) -> 
         t0 = time.perf_counter()
         mark = len(buf)
         wrote = write_all(fd, data, buf, t0 + limit)
-        done = f"({count + 1} lines)".encode()  # the note under the prompt: all line breaks kept
+        done = f"({count + 1} lines:".encode()  # the note under the prompt: all line breaks kept
         drawn = P._read_until(fd, buf, shown_after(buf, mark, done), t0 + limit) if wrote else None
         out = {"bytes": len(data), "drawn": (drawn - t0) if drawn is not None else float("nan"),
                "cpu": cpu_seconds(pid) - cpu0}

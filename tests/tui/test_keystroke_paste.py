@@ -126,7 +126,7 @@ def test_a_pasted_burst_with_line_breaks_lands_whole_in_the_prompt_and_sends_not
             await wait_idle(pilot, app)
             assert app.manager.recent_turns() == []
             hint = app.screen.query_one(PromptHint)
-            assert hint.display and "Enter sends it" in hint.shown
+            assert hint.display and "(21 lines:" in hint.shown and "Enter sends" in hint.shown
 
     asyncio.run(run())
 
@@ -155,5 +155,25 @@ def test_a_paste_over_the_bound_is_refused_whole_and_saved(repo, settings):
             app.screen.query_one(PromptInput).post_message(events.Paste("y" * (MAX_PROMPT_CHARS + 1)))
             await poll(pilot, lambda: len(list((home / "refused-pastes").iterdir())) == 2)
             assert prompt.text == "my draft "
+
+    asyncio.run(run())
+
+
+def test_a_prompt_that_grows_over_a_short_chat_keeps_the_chat_following(repo, settings):
+    """The prompt growing by a paste's lines shrinks the chat; with nothing to scroll it is at its
+    bottom whatever its scroll offset says, so it keeps following (no "↓ new output" over it)."""
+    from autopatch_tui.tui.widgets.chat_log import ChatLog
+
+    app = make_app(repo, settings)
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            log_view = app.screen.query_one(ChatLog)
+            assert log_view.following
+            app.post_message(pasted("one\ntwo\nthree\nfour\nfive\n"))
+            await poll(pilot, lambda: prompt_of(app).document.line_count == 6)
+            await pilot.pause(0.3)
+            assert log_view.following and not log_view.unseen
 
     asyncio.run(run())

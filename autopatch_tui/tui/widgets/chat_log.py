@@ -144,6 +144,8 @@ class ChatLog(VerticalScroll):
 
     def at_bottom(self) -> bool:
         bottom = self.max_scroll_y
+        if bottom <= 0:  # nothing to scroll (a shrinking view can leave scroll_y below 0 for a while)
+            return True
         return round(self.scroll_y) >= bottom and round(self.scroll_target_y) >= bottom
 
     def _settle(self) -> None:

@@ -129,8 +129,8 @@ class PromptInput(TextArea):
         if result := self._replace_via_keyboard(text, *self.selection):
             self.move_cursor(result.end_location)
         if typed and "\n" in text:
-            self.post_message(self.Hint(f"Pasted with its line breaks ({self.document.line_count} lines): "
-                                        "Enter sends it, ctrl+c clears it."))
+            self.post_message(self.Hint(f"Line breaks kept ({self.document.line_count} lines: a paste, or keys "
+                                        "typed faster than by hand): Enter sends, ctrl+c clears."))
 
     def _refuse(self, text: str, continues: bool) -> None:
         """Refuse the paste whole: take out what of it was inserted, save all of it, say where."""
