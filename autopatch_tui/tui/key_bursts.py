@@ -17,10 +17,16 @@ within `PASTE_GAP` of another key, nor another key within `PASTE_GAP` after it; 
 does. So Enter, ctrl+j and Tab join the burst instead of acting: an Enter that arrives on its own
 is held `PASTE_GAP` before it is sent, and when another key came less than `PASTE_GAP` before it or
 comes in that wait, it is part of a paste and becomes text (CR and CR LF: one newline). Only an
-Enter on a quiet prompt sends, as in Claude Code and aider."""
+Enter on a quiet prompt sends, as in Claude Code and aider. The timing is read when the keys are
+parsed, so it says nothing of keys typed before the app began to read its input (typed ahead while
+it starts, all parsed at once): those bytes (`FIONREAD` when the input thread starts) are taken as
+typed, their Enter sends."""
 
 from __future__ import annotations
 
+import fcntl
+import struct
+import termios
 import threading
 import time
 from typing import Any
@@ -31,7 +37,6 @@ from textual.driver import Driver
 from autopatch_tui.tui.typing import typed_character
 
 PASTE_GAP = 0.02  # seconds: keys closer than this to an Enter make it a pasted line break
-SERIES_GAP = 0.1  # seconds: bursts whose keys came closer than this are pieces of one run (one paste)
 PASTED_KEYS = {"enter": "\r", "ctrl+j": "\n", "tab": "\t"}  # keys that are text inside a paste
 
 
@@ -48,7 +53,7 @@ class KeyBurst(events.Event, bubble=False):
         super().__init__()
         self.keys = keys
         self.pasted = pasted
-        self.series = series  # bursts of one keystroke run (no pause of SERIES_GAP) share it
+        self.series = series  # bursts with nothing else between them (the pieces of one paste) share it
 
     @property
     def text(self) -> str:
@@ -67,23 +72,39 @@ def with_key_bursts(base: type[Driver]) -> type[Driver]:
             self._burst_due = False
             self._pasted = False  # the burst holds a line break or tab that is part of a paste
             self._last_key = float("-inf")  # when the previous key was parsed (monotonic)
-            self._series = 0  # the current keystroke run: a new one after a pause of SERIES_GAP
-            self._burst_series = 0  # the run the held burst began in
+            # the current run of bursts: a key sent alone or any other event ends it. Not a pause: a
+            # loaded machine stalls the input thread mid-paste, and the paste then reads as a pause
+            # followed by a large burst; a person's key after a pause comes alone
+            self._series = 0
+            self._burst_recent = False  # the held burst's first key came within PASTE_GAP of the one before
+            self._type_ahead = 0  # bytes typed before the input thread began to read: typed keys
+
+        def run_input_thread(self) -> None:
+            """Textual's input thread, told first how many bytes were typed ahead."""
+            try:
+                raw = fcntl.ioctl(self.fileno, termios.FIONREAD, b"\0\0\0\0")
+                self._type_ahead = struct.unpack("i", raw)[0]
+            except (OSError, AttributeError):
+                self._type_ahead = 0
+            super().run_input_thread()
 
         def process_message(self, message: Any) -> None:
             """Runs in the input thread, once per parsed event."""
+            if isinstance(message, events.Key) and self._type_ahead > 0:
+                self._type_ahead -= len((message.character or "?").encode())
+                if message.key in PASTED_KEYS:  # typed ahead: an Enter is the key it is
+                    self._last_key = float("-inf")
+                    self.send_burst()
+                    self._series += 1
+                    super().process_message(message)
+                    return
             if isinstance(message, events.Key):
                 now = time.monotonic()
-                gap, self._last_key = now - self._last_key, now
-                recent = gap < PASTE_GAP
-                if gap >= SERIES_GAP:
-                    self._series += 1
+                recent, self._last_key = now - self._last_key < PASTE_GAP, now
                 if message.key in PASTED_KEYS:
                     with self._burst_lock:
                         if self._burst or recent:
                             self._pasted = True
-                        if not self._burst:
-                            self._burst_series = self._series
                         self._burst.append(message)
                         if not self._burst_due:  # alone so far: wait PASTE_GAP for the rest of a paste
                             self._burst_due = True
@@ -93,13 +114,14 @@ def with_key_bursts(base: type[Driver]) -> type[Driver]:
                 if typed_character(message) is not None:
                     with self._burst_lock:
                         if not self._burst:
-                            self._burst_series = self._series
+                            self._burst_recent = recent
                         self._burst.append(message)
                         if not self._burst_due:  # sent once the loop runs: after the keys parsed with it
                             self._burst_due = True
                             self._loop.call_soon_threadsafe(self.send_burst)
                     return
             self.send_burst()
+            self._series += 1
             super().process_message(message)
 
         def send_burst(self) -> None:
@@ -110,12 +132,13 @@ def with_key_bursts(base: type[Driver]) -> type[Driver]:
                     len(keys) > 1 and any(k.key in PASTED_KEYS for k in keys)), False
                 if not keys:
                     return
-                if len(keys) == 1 and not pasted:
+                if len(keys) == 1 and not pasted and not self._burst_recent:
+                    self._series += 1  # a key alone, as a person types it (in a paste: keys around it)
                     super().process_message(keys[0])  # a key alone (an Enter on a quiet prompt sends)
                     return
                 for key in keys:
                     key.set_sender(self._app)
-                super().process_message(KeyBurst(keys, pasted=pasted, series=self._burst_series))
+                super().process_message(KeyBurst(keys, pasted=pasted, series=self._series))
 
     BurstDriver.__name__ = BurstDriver.__qualname__ = f"{base.__name__}WithKeyBursts"
     return BurstDriver

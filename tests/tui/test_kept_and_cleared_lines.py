@@ -86,6 +86,8 @@ def test_ctrl_c_clears_a_non_empty_prompt_into_history_and_the_footer_and_help_s
             await pilot.press("up")
             await pilot.pause()
             assert prompt.text == "first line\nsecond line\nthird line"
+            await pilot.pause(0.2)
+            assert "ctrl+c" in footer_keys(app)  # a recalled text can be cleared again: the footer says so
             app.screen.query_one("#log").focus()  # not in the prompt: the screen's binding clears it
             await pilot.pause()
             await pilot.press("ctrl+c")

@@ -177,3 +177,40 @@ def test_a_prompt_that_grows_over_a_short_chat_keeps_the_chat_following(repo, se
             assert log_view.following and not log_view.unseen
 
     asyncio.run(run())
+
+
+def test_keys_typed_ahead_of_the_first_read_are_typed_keys_their_enter_sends():
+    """Typed while the app starts, before it reads input: all parsed at once, so their timing says
+    nothing; the bytes waiting when the input thread starts are taken as typed."""
+
+    def script(driver) -> None:  # type: ignore[no-untyped-def]
+        typed_ahead = "ask this\r/memory status\r"
+        driver._type_ahead = len(typed_ahead)  # as FIONREAD reports when the input thread starts
+        for ch in typed_ahead + "a\rb":  # then a paste, read at once after them
+            driver.process_message(key(ch))
+
+    assert texts(drive(script)) == "ask this<enter>/memory status<enter>a\nb"
+
+
+def test_bursts_stay_one_run_across_a_stall_and_a_key_alone_ends_it():
+    """A loaded machine stalls the input thread mid-paste: the paste reads as a pause, then a large
+    burst; it is still the same run (one paste, refused whole at the bound). A key sent alone ends it."""
+
+    def script(driver) -> None:  # type: ignore[no-untyped-def]
+        for ch in "first\rpiece":
+            driver.process_message(key(ch))
+        time.sleep(0.6)  # a stall of the input thread (not a person: a burst follows)
+        for ch in "second\rpiece":
+            driver.process_message(key(ch))
+        time.sleep(0.3)
+        driver.process_message(key("x"))  # a person types a key
+        time.sleep(0.3)
+        for ch in "new\rpaste":
+            driver.process_message(key(ch))
+
+    sent = drive(script)
+    bursts = [m for m in sent if isinstance(m, KeyBurst)]
+    assert texts(sent) == "first\npiecesecond\npiecexnew\npaste"
+    assert [b.text for b in bursts[-3:]][1:] == ["second\npiece", "new\npaste"]
+    assert bursts[-3].text.endswith("\npiece")  # (its first key may go alone, before the loop ran)
+    assert bursts[-3].series == bursts[-2].series != bursts[-1].series

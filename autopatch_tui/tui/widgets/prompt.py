@@ -129,8 +129,8 @@ class PromptInput(TextArea):
         if result := self._replace_via_keyboard(text, *self.selection):
             self.move_cursor(result.end_location)
         if typed and "\n" in text:
-            self.post_message(self.Hint(f"Line breaks kept ({self.document.line_count} lines: a paste, or keys "
-                                        "typed faster than by hand): Enter sends, ctrl+c clears."))
+            self.post_message(self.Hint(f"Line breaks kept ({self.document.line_count} lines: pasted or typed fast)."
+                                        " Enter sends, ctrl+c clears."))
 
     def _refuse(self, text: str, continues: bool) -> None:
         """Refuse the paste whole: take out what of it was inserted, save all of it, say where."""
@@ -235,6 +235,10 @@ class PromptInput(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if self._refused is not None:  # a key of its own (Enter, ctrl+c, …): the refused paste is over
+            self._refused.close()
+            self._refused = None
+        self._series = None
         box = self._completion_open()
         handled = True
         if key == "tab" and box is not None:
