@@ -105,6 +105,8 @@ def with_key_bursts(base: type[Driver]) -> type[Driver]:
                     with self._burst_lock:
                         if self._burst or recent:
                             self._pasted = True
+                        if not self._burst:
+                            self._burst_recent = recent
                         self._burst.append(message)
                         if not self._burst_due:  # alone so far: wait PASTE_GAP for the rest of a paste
                             self._burst_due = True

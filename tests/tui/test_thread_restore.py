@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.tui.widgets.chat_log import AssistantMessage, ChatLog, NoteMessage, UserMessage
@@ -80,7 +81,8 @@ def test_the_restore_draws_the_last_screenful_and_older_turns_when_scrolled_to(r
             log_view = app.screen.query_one(ChatLog)
             assert first == [f"old question {n}" for n in range(40 - len(first), 40)] and len(first) <= 13
             assert log_view.max_scroll_y > 0  # the view is full (older turns come as it scrolls up)
-            for _ in range(60):  # scroll to the top again and again: older turns come, in order
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:  # scroll to the top again and again: older turns come, in order
                 log_view.scroll_home(animate=False)
                 await pilot.pause(0.05)
                 await wait_idle(pilot, app)

@@ -212,7 +212,7 @@ class ChatScreen(AppScreen):
         from autopatch_tui.core.clock import iso_utc
 
         started = iso_utc(self._started_at)
-        turns = [t for t in self.services.manager.recent_turns(RECENT_TURNS) if t.created_at < started]
+        turns = [t for t in self.services.manager.recent_turns(RECENT_TURNS) if t.created_at <= started]
         if any(t.assistant_text for t in turns):  # the Markdown widget's import here, not on the main thread
             import autopatch_tui.tui.widgets.assistant_message  # noqa: F401
         self.app.call_from_thread(self._show_recent, turns)
