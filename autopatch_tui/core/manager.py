@@ -410,6 +410,11 @@ class MemoryManager:
         conn = self.store.read_conn()
         return history.recent_turns(conn, turn_ops.active_thread_id(conn), limit)
 
+    def turns_before(self, thread_id: str, sequence: int, limit: int) -> list[history.TurnInfo]:
+        from autopatch_tui.core.memory import history
+
+        return history.turns_before(self.store.read_conn(), thread_id, sequence, limit)
+
     def search_turns(self, text: str, *, limit: int = 200) -> list[history.TurnInfo]:
         from autopatch_tui.core.memory import history
 

@@ -73,9 +73,7 @@ class CommandRunner:
             if yes:
                 await _maybe_await(proceed())
                 return
-            prompt = screen.query_one(PromptInput)
-            if not prompt.text:
-                prompt.text = line
+            screen.query_one(PromptInput).keep_line(line)
             await screen.log_view.add_note(f"Kept the {pending} pending patch(es); {command} did not run.",
                                            reveal=True)
 
