@@ -258,3 +258,19 @@ def test_a_hostile_settings_file_is_a_sentence(variant, tmp_path: Path, invoke_c
     rc, _, err = invoke_cli("memory", "list", env={"AUTOPATCH_HOME": str(home)})
     assert rc != 0 and "Traceback" not in err and "unexpected error" not in err, err
     assert f"cannot read settings file {path}" in err and len(err.strip().splitlines()) == 1, err
+
+
+# --------------------------------------------------------------------------- a repository's manifests
+
+def test_a_deeply_nested_pyproject_does_not_crash_the_audits_claim_check(repo: Path, settings: Settings,
+                                                                          invoke_cli) -> None:
+    """`memory audit` reads the root pyproject.toml for still-true claims; tomllib recurses per level."""
+    (repo / "pyproject.toml").write_text("[tool.x]\nv = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        add_item(mgr.store.conn(), subject="test runner", statement="Use pytest for the tests.", keywords=["pytest"])
+    finally:
+        mgr.close()
+    rc, out, err = invoke_cli("memory", "audit", json=True)
+    assert rc == 0, err
+    assert out["stale_claims"] == []
