@@ -12,6 +12,9 @@ repair request must carry; `violation` an extraction contract rule sent to the o
 A kept candidate's `lasting` (when set) is the standing the evidence gives it: True = stored `hard`
 + `always` whatever the model proposed, False = `soft` + `on_match`.
 
+`round29=True` marks a case written in issue 29's round: a sentence of our own for each mechanism the gate
+gained (withdrawn, relayed, ironic, complaint/question mood, policy vs fact, confirmations, "Area: rule"
+bullets, standing) and the look-alike a careless implementation gets wrong.
 `round_two_wrong=True` marks a round-three case that the round-two gate got wrong, measured the same way.
 `round_one_wrong=True` marks a round-two case (issue #19, generalization) that the round-one
 evidence gate got wrong, measured the same way against that gate's code.
@@ -67,6 +70,7 @@ class Case:
     legit: bool = False
     round_one_wrong: bool = False  # the round-one evidence gate got it wrong (measured against its code)
     round_two_wrong: bool = False  # the round-two gate got it wrong (issue #19 round three; measured against its code)
+    round29: bool = False  # written in issue 29's round (deliverables 1 and 3): a mechanism's sentence or its look-alike
     repair: tuple[Cand, ...] | None = None
     consolidate: dict = field(default_factory=dict)
     consolidation_rule: str | None = None
@@ -341,8 +345,11 @@ CASES: tuple[Case, ...] = (
          (t("Should we move secrets to a vault? Let's discuss later.", "OK."),),
          (c(X, "secrets vault", "Open question: move secrets to a vault?", u(0, "Should we move secrets to a vault?")),),
          consolidate={"kind": "project_decision"}, consolidation_rule="kind_escalation", forbidden=(D,)),
-    Case("en-consolidation-strength-escalation", "en", (t("I like tabs.", "OK."),),
-         (c(P, "tabs", "I like tabs.", u(0, "I like tabs.")),),
+    # (issue 29: a kept preference is hard itself; a discussion stays soft, so consolidation may not raise it)
+    Case("en-consolidation-strength-escalation", "en",
+         (t("Should the partner API be GraphQL or REST? Haven't decided yet.", "OK."),),
+         (c(X, "partner API style", "Open point: GraphQL or REST for the partner API.",
+            u(0, "Should the partner API be GraphQL or REST? Haven't decided yet.")),),
          consolidate={"strength": "hard"}, consolidation_rule="strength_escalation"),
     Case("en-consolidation-empty-subject", "en", (t("Never commit generated files.", "OK."),),
          (c(P, "generated files", "Never commit generated files.", u(0, "Never commit generated files.")),),
@@ -516,7 +523,7 @@ CASES: tuple[Case, ...] = (
         aliases=("retire legacy export API",), expect="code_fact"),
     one("e19-en-relative-that", "en", "Add a Makefile target that runs the linters.", D, "lint target",
         "Add a Makefile target that runs the linters.", strength="hard", recall_mode="always", legit=True,
-        lasting=False),
+        lasting=True),  # issue 29: no "kept but lowered": a kept statement without a limit is hard + always
     one("e19-en-deictic-task", "en", "Add a docstring to this function.", P, "docstrings",
         "Add docstrings to functions.", expect="one_off_scope"),
     one("e19-en-negated-limit-declarative", "en",
@@ -549,7 +556,7 @@ CASES: tuple[Case, ...] = (
     one("e19-en-hedge-only-clause", "en", "cache API responses for five minutes, maybe", P, "API response cache",
         "Cache API responses for five minutes.", expect="hedged"),
     one("e19-en-remark-after-rule", "en", "Cache API responses for five minutes, it might save a few calls.", P,
-        "API response cache", "Cache API responses for five minutes.", legit=True, lasting=False),
+        "API response cache", "Cache API responses for five minutes.", legit=True, lasting=True),
     Case("e19-en-doubt-comment", "en", (t("Put feature flags in LaunchDarkly. Still undecided.", "OK."),),
          (c(D, "feature flags", "Put feature flags in LaunchDarkly.", u(0, "Put feature flags in LaunchDarkly."),
             expect="undecided"),), forbidden=(D,)),
@@ -577,7 +584,7 @@ CASES: tuple[Case, ...] = (
           lasting=True),
     adopt("e19-adopt-recommend", "en", "I'd recommend pinning the Terraform provider versions in the lock file.",
           "👍 do it", D, "Terraform providers", "Pin the Terraform provider versions in the lock file.", legit=True,
-          strength="hard", recall_mode="always", lasting=False),
+          strength="hard", recall_mode="always", lasting=True),
     adopt("e19-adopt-question", "en", "Would you like me to pin the provider versions?", "yes, sounds good", D,
           "Terraform providers", "Pin the provider versions.", expect="not_a_proposal"),
     adopt("e19-adopt-report", "en", "I've pinned the provider versions in versions.tf.", "great, thanks", D,
@@ -813,4 +820,15 @@ CASES: tuple[Case, ...] = (
          repair=(c(D, "状态颜色", "状态不能只靠颜色区分，要配图标或文字", u(0, "状态不能只靠颜色区分，要配图标或文字"),
                    aliases=("colour", "colouring"), expect="cjk_decision_needs_english_alias"),),
          violation="cjk_decision_needs_english_alias", forbidden=(D,)),
+    # ---------------------------------------------------------------- issue 29 (this round: `round29=True`)
+    # D3. no "kept but lowered": a standing rule stated without any limit is stored hard + always
+    one("i29-en-plain-prefer", "en", "Prefer pathlib over os.path in new helpers", P, "path handling",
+        "Prefer pathlib over os.path.", legit=True, lasting=True, round29=True),
+    one("i29-zh-plain-rule", "zh", "报错信息统一写英文", P, "报错语言", "报错信息写英文", legit=True, lasting=True,
+        round29=True),
+    one("i29-en-plain-imperative", "en", "Keep commit subjects under 72 characters.", P, "commit subjects",
+        "Keep commit subjects under 72 characters.", legit=True, lasting=True, round29=True),
+    # the look-alike: the same rule with a limit is refused, never stored lowered
+    one("i29-en-plain-imperative-limited", "en", "Keep commit subjects under 72 characters in this PR.", P,
+        "commit subjects", "Keep commit subjects under 72 characters.", expect="one_off_scope", round29=True),
 )

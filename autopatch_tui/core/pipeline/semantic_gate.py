@@ -3,9 +3,10 @@ of `extraction_rules.py`), and the meaning rules of every consolidation operatio
 
 A model is fallible; the program is the guard. A preference or decision is kept only on evidence —
 the user's own quoted clause is a directive, a commitment or a preference (`reading.py`) — and is
-refused otherwise, with a named rule; nothing is kept in a weaker form. The same reading decides the
-standing: `Judgement.lasting` (the clause says it lasts) makes the item hard + always, anything else
-soft + on_match (`extraction_rules.py`). Rules and their reasoning: docs/memory.md ("The semantic
+refused otherwise, with a named rule; nothing is kept in a weaker form ("kept but lowered"): a kept
+explicit or adopted candidate is stored hard + always (`extraction_rules._standing`), since a rule
+the user states without a limit lasts and a limited one is refused (`one_off_scope`).
+`Judgement.lasting` is what the clause itself says (a lasting word, a frame), kept for the record. Rules and their reasoning: docs/memory.md ("The semantic
 gate"); every rule name is in `RULES`.
 
 Extraction (`refuse_candidate`, first broken rule wins):
