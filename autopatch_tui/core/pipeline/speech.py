@@ -74,7 +74,7 @@ _SENTENCE_START = re.compile(r"[.!?。！？;；\n]\s*|(?<=[…])\s+")
 
 # irony: closed markers of form (emoji, "/s", set phrases of mock agreement)
 _IRONY = re.compile(
-    r"🙃|🙄|😒|😑|🤡|(?<![\w/])/s(?![\w/])|what could (?:possibly )?go wrong|(?<![a-z])yeah right(?![a-z])|"
+    r"🙃|🙄|😒|😑|🤡|(?<![\w/])/s(?![\w/])|what could (?:possibly )?go wrong(?!\s*(?:with|in|on|at|for|if|when|here|there)\b)|(?<![a-z])yeah right(?![a-z])|"
     r"(?:because|cause|'cause) that (?:worked|went) (?:out )?(?:so |really |super )?(?:well|great)|said no one ever|"
     r"good luck with that|呵呵|真是(?:个)?好主意(?:呢|啊)")
 
