@@ -914,4 +914,16 @@ CASES: tuple[Case, ...] = (
         "Run golangci-lint before pushing.", legit=True, lasting=True, round29=True),
     one("i29-zh-area-rule", "zh", "- 配置：一律从环境变量读", D, "配置来源", "配置一律从环境变量读",
         aliases=("read config from env vars only",), legit=True, lasting=True, round29=True),
+    # D1.8 a Chinese decision's alias names its action with any verb (no fixed list): a verb + object +
+    # prepositional argument, or a verbal suffix; a noun phrase alone is still no action
+    Case("i29-zh-alias-any-verb", "zh", (t("上传的图片统一转成 webp 再存。", "好的。"),),
+         (c(D, "图片格式", "上传的图片统一转成 webp 再存", u(0, "上传的图片统一转成 webp 再存"),
+            aliases=("transcode images to webp",), lasting=True),),
+         legit=True, hits=(("transcode images to webp", "图片格式"),), round29=True),
+    Case("i29-zh-alias-noun-phrase", "zh", (t("上传的图片统一转成 webp 再存。", "好的。"),),
+         (c(D, "图片格式", "上传的图片统一转成 webp 再存", u(0, "上传的图片统一转成 webp 再存"),
+            aliases=("webp image format",), expect="cjk_decision_needs_english_alias"),),
+         repair=(c(D, "图片格式", "上传的图片统一转成 webp 再存", u(0, "上传的图片统一转成 webp 再存"),
+                   aliases=("webp images",), expect="cjk_decision_needs_english_alias"),),
+         violation="cjk_decision_needs_english_alias", forbidden=(D,), round29=True),
 )
