@@ -23,6 +23,9 @@ from autopatch_tui.core.pipeline import speech
     ("make sure the error message says which file failed", "make sure the error message says which file failed",
      False),
     ("I said it before: never put logic in templates", "never put logic in templates", False),
+    ("The PR description says which issue it closes.", "The PR description says which issue it closes.", False),
+    ("the Rust API guidelines say to prefer iterators over index loops; follow that",
+     "to prefer iterators over index loops", False),
 ])
 def test_someone_elses_words(text, quote, expected):
     assert speech.relayed(text, quote) is expected

@@ -60,14 +60,17 @@ _RELAY_EN = re.compile(
     r"(?:according to [^,:]{1,40}[,:]"
     r"|(?!(?:i|we|you|i've|we've|i'd|we'd|i'll|we'll|as|like|whatever|whoever|no|if|when|unless|even|despite|unlike|"
     r"what|how)\b)(?:(?:the|my|our|a|an|some|this|that|his|her|their|one of (?:the|our|my))\s(?:[\w.'@#/+-]+\s){0,3}"
-    r"|(?:someone|somebody|people|everyone|he|she|they|it)\s|[\w.@#+-]+\s)" + _SAY + r"(?: that)?\b)")
+    r"|(?:someone|somebody|people|everyone|he|she|they|it)\s|[\w.@#+-]+\s)" + _SAY + r"(?: that)?\b"
+    # "the PR description says which issue it closes": a wh-complement is what a text must say, a rule
+    r"(?!\s+(?:what|which|why|how|who|where|when|whether|if)\b))")
 _RELAY_ZH = re.compile(
     r"^(?:(?:[^，。！？\s]{0,8}?(?:他|她|他们|她们|别人|有人|人家|同事|领导|老板|文档|官方|网上|博客|文章|群里)[^，。！？\s]{0,6}?)"
     r"(?:说|说过|认为|建议|提到|写道|写着|讲|觉得|表示)|据说|听说)")
 _ENDORSE = re.compile(
     r"(?<![a-z'])(?:(?:i|we) (?:fully |totally |completely |do |also )?(?:agree|concur)|\+1|agreed|i'm on board|"
     r"we're on board|let's (?:do|follow|go with|adopt) (?:that|it|this)|so (?:do|follow) (?:that|it|this)|"
-    r"that's (?:right|our rule|the rule)|we follow (?:it|that|this))(?![a-z])"
+    r"that's (?:right|our rule|the rule)|we follow (?:it|that|this)|(?:please )?(?:follow|stick to|do) (?:it|that|this)"
+    r"(?: too| as well)?(?=$|[\s,.;:!]))(?![a-z])"
     r"|我(?:也)?同意|赞同|照(?:这个|这条|此)(?:来|做|办)|就按(?:这个|这条)(?:来|做|办)?")
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno|\bhardly|不|没)\s*(?:\S+\s*){0,2}$")
 _SENTENCE_START = re.compile(r"[.!?。！？;；\n]\s*|(?<=[…])\s+")
