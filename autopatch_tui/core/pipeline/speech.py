@@ -24,7 +24,9 @@ from autopatch_tui.core.pipeline.clauses import normalize
 from autopatch_tui.core.recall.terms import content_terms
 
 WINDOW = 240  # characters read on each side of a quote (a word further away does not govern it)
-MAX_TEXT = 8000  # characters of a later turn read for a withdrawal
+# characters read from the start of a later turn (a withdrawal) or of a reply (irony): what takes back
+# or mocks is said first; a pasted log after it stays cheap
+HEAD = 400
 
 _END = r"(?=$|[\s,.;:!?…—–-])"
 # a dismissal over an anaphor of what was just said ("forget that", "scratch my last message")
@@ -124,7 +126,7 @@ def withdrawn(text: str, quote: str) -> bool:
 def withdraws(later: str, meaning: set[str]) -> bool:
     """A later user turn takes back what was said before: opening with a dismissal, or a withdrawal
     naming what it withdraws that shares the candidate's terms (`meaning`), or naming nothing."""
-    n = normalize(later[:MAX_TEXT])
+    n = normalize(later[:HEAD])
     for m in _WITHDRAW_TURN.finditer(n):
         about = next((g for g in m.group("about", "about2", "about3") if g and g.strip()), None)
         # "ignore what I said about the logger" withdraws the logger rule, not another one
@@ -135,7 +137,7 @@ def withdraws(later: str, meaning: set[str]) -> bool:
 def ironic(text: str, quote: str | None = None) -> bool:
     """An irony marker in the quote's sentence or the one right after it (the whole text without a quote)."""
     if quote is None:
-        return bool(_IRONY.search(normalize(text[:MAX_TEXT])))
+        return bool(_IRONY.search(normalize(text[:HEAD])))
     start, end = _span(text, quote)
     return bool(_IRONY.search(normalize(text[max(0, start - 80):end + 120])))
 
