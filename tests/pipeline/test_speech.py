@@ -38,6 +38,10 @@ def test_someone_elses_words(text, quote, expected):
     ("never mind the flaky test, always run the suite before a PR", "always run the suite before a PR", False),
     ("forget the old loader: configs are read with pydantic", "configs are read with pydantic", False),
     ("use tabs. I take that back — spaces, always", "spaces, always", False),  # the withdrawal precedes it
+    ("Always run the linters — actually no exceptions, not even for hotfixes", "Always run the linters", False),
+    ("Always run the linters — actually, no.", "Always run the linters", True),
+    ("Use tabs in Makefiles, and don't forget that the linter checks it", "Use tabs in Makefiles", False),
+    ("Log the timeout and ignore it", "Log the timeout", False),
 ])
 def test_taken_back_in_the_same_message(text, quote, expected):
     assert speech.withdrawn(text, quote) is expected

@@ -34,14 +34,17 @@ _DISMISS = (r"(?:forget|scratch|ignore|disregard|drop|strike|cancel|undo)\s+(?:t
             r"what i (?:just )?(?:said|wrote|asked)|the above|everything (?:above|i (?:just )?said)|"
             r"my (?:last|previous|earlier) (?:message|point|comment|request|note))")
 _WITHDRAW_AFTER = re.compile(
-    r"(?<![a-z'])(?:" + _DISMISS + _END + r"|never ?mind(?: that| what i said)?(?=$|[,.;:!?…—–-])"
+    # a clause of its own: at a boundary or after a discourse marker ("— hmm no, forget that"), not a
+    # conjunct or a negated verb ("log it and ignore it", "don't forget that the linter checks it")
+    r"(?:^|[,.;:!?…—–-]\s*|(?<![a-z'])(?:no|hmm+|hm+|actually|wait|oh|ok|nah|nope|so|just|uh+|um+)\s+)(?:"
+    + _DISMISS + _END + r"|never ?mind(?: that| what i said)?(?=$|[,.;:!?…—–-])"
     r"|on second thought|i take (?:that|it|this) back|(?:that's|that is) not what i (?:meant|want)"
-    r"|(?:no|nah|nope),? (?:wait|actually)\b|actually,? no\b)"
+    r"|(?:no|nah|nope),? (?:wait|actually)\b|actually,? no(?=$|[,.;:!?…—–-]))"
     r"|算了(?![一下个])|当我没说|收回(?:刚才|前面|上面)?(?:的话|说的|那句)|(?:刚才|上面|前面)(?:说的|那句|那条)(?:不算|作废)"
     r"|不对不对|(?:忽略|别管)(?:我)?(?:刚才|上面|前面)(?:说的|那句|那条)")
 # a later turn withdrawing what the user said before, optionally naming what ("… about yarn")
 _WITHDRAW_TURN = re.compile(
-    r"(?<![a-z'])(?:(?:forget|scratch|ignore|disregard|drop|strike|cancel)\s+(?:what i (?:just |had )?(?:said|wrote|asked)"
+    r"(?<![a-z'])(?<!don't )(?<!do not )(?<!never )(?:(?:forget|scratch|ignore|disregard|drop|strike|cancel)\s+(?:what i (?:just |had )?(?:said|wrote|asked)"
     r"(?: (?:earlier|before|above))?|my (?:last|previous|earlier) (?:message|point|comment|request|note)|"
     r"that last (?:bit|part|one|message|point)|the (?:last|previous) (?:message|one|bit|point)|everything i said)"
     r"(?:\s+(?:about|regarding|on|re)\s+(?P<about>[^,.;!?]{1,60}))?"
