@@ -370,12 +370,8 @@ ZH_HEDGE = re.compile(r"也许|(?<!尽)可能(?!性)|或许|大概|大约|估计
 
 # ------------------------------------------------------------------------------ facts
 
-# A statement of what code, configuration, dependencies, CI or a test run is or did. Refused when
-# the clause carries no directive; the words only name the rule, they never decide a keep.
-EN_FACT = re.compile(
-    r"\b(?:is|are|was|were|'s|has|have|had|uses|runs|targets|listens|depends|contains|lives|sits|points|returns|"
-    r"takes|passed|failed|broke|ran|merged|deployed|shipped|released|built|compiled|installed|pinned|configured|"
-    r"defaults to|currently|right now|at the moment|as of|already|still|green|red)\b|\d")
+# Chinese state markers: a bare "use" (用) with one of them is a description, not an instruction
+# (the English declarative is refused by its mood alone: an unused word list of its verbs pinned nothing)
 ZH_FACT = re.compile(
     r"现在|目前|当前|眼下(?!先)|已经|已(?!决定|确定)|正在|在用|用的是|的是|版本是|是\s*v?\d|为\s*v?\d|都是|全是|全部是|一直是"
     r"|过了|通过了|挂了|了\s*$|配置为|设置为|配置成|监听|依赖|跑在|部署在|默认是|默认为|(?<!不)是|有\s*\d|\d")
