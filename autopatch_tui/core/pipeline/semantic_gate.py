@@ -218,7 +218,8 @@ def _adopted(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: list
     first: `extraction_rules` checked the order). Lasting when the proposal or the reply says so."""
     meaning = _meaning(cand)
     replies = [(s, turns[s.turn_id]) for s in batch_user]
-    refusals = [("ironic" if speech.ironic(t.user[:MAX_TURN_TEXT]) else None)
+    offers = [s.quote for s in cand.sources if s.role == "assistant"]
+    refusals = [("ironic" if speech.ironic(t.user[:MAX_TURN_TEXT]) or speech.mocks(t.user, offers) else None)
                 or ("withdrawn" if _withdrawn_later(t, turns, meaning) else None)
                 or confirmation_refusal(t.user[:MAX_TURN_TEXT]) for _, t in replies]
     if all(refusals):
