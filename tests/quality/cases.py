@@ -1008,4 +1008,18 @@ CASES: tuple[Case, ...] = (
          (c(D, "retry wrapper", "Wrap this call in a retry.", a(0, "I suggest we wrap this call in a retry."),
             u(1, "ok"), origin="adopted_proposal", expect="apply_only"),),
          forbidden=(D,), round29b=True),
+    # a rule proposed to the assistant as a question lasts; a one-time "how about" stays a question
+    one("i29b-en-how-about-always", "en", "how about we always run the formatter before committing?", P, "formatting",
+        "Run the formatter before committing.", legit=True, lasting=True, round29b=True),
+    one("i29b-en-how-about-once", "en", "how about we run the formatter on this file?", P, "formatting",
+        "Run the formatter on this file.", expect="user_question", round29b=True),
+    # relayed words the user judges right in the same message are the user's; a doubt is no endorsement
+    one("i29b-en-relayed-judged-right", "en", "my lead says never log request bodies, and she's right", P,
+        "request logging", "Never log request bodies.", "never log request bodies", legit=True, lasting=True,
+        round29b=True),
+    one("i29b-zh-relayed-judged-right", "zh", "同事说接口错误统一返回错误码，说得对", D, "接口错误", "接口错误统一返回错误码",
+        "接口错误统一返回错误码", aliases=("return error codes for api errors",), legit=True, lasting=True, round29b=True),
+    one("i29b-zh-relayed-doubted", "zh", "同事说接口错误统一返回错误码，我不觉得有道理", D, "接口错误",
+        "接口错误统一返回错误码", "接口错误统一返回错误码", aliases=("return error codes for api errors",),
+        expect="relayed", round29b=True),
 )

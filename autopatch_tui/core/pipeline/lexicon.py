@@ -306,7 +306,9 @@ REASSURANCE = re.compile(r"^(?:(?:so|and|but|just|ok)\s+)*(?:don't|do not|no nee
 EN_HABIT_CHANGE = re.compile(r"^(?:stop|quit|cease|give up|start|begin|keep) (?!(?:the|a|an|this|that|it|my|our|your)\b)"
                              r"[a-z-]+ing\b")
 EN_POLITE = re.compile(r"^(?:could|can|would|will) you\b|^would you mind\b|^(?:can|could) we\b|^do you mind\b"
-                       r"|^is it (?:ok|possible) (?:if|to)\b")
+                       r"|^is it (?:ok|possible) (?:if|to)\b"
+                       # a rule proposed to the assistant as a question: "how about we always …?", "why don't we …?"
+                       r"|^(?:how about|what about|what if) (?:we|you)\b|^why (?:don't|do not) (?:we|you)\b")
 # a request for information (not a lasting rule)
 EN_INFO = re.compile(
     r"^(?:(?:please|can you|could you|would you)\s+)*(?:tell me|explain|show me|describe|remind me|let me know|"

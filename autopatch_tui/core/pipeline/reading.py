@@ -354,11 +354,13 @@ def _continue_description(content: list[str], moods: list[str]) -> None:
     """A Chinese sentence opening with a copular description ("线上数据库是一主两从，读请求都走从库")
     goes on describing: a later clause whose only directive mark is a verb at its head or a distributive
     都 before it, with no norm word (要, 必须, 一律, 统一, 只, 以后 …), is part of the description."""
-    if len(content) < 2 or moods[0] != "declarative" or not _cjk(content[0]) or not L.ZH_COPULA.search(content[0]):
+    first = content[0].strip()
+    if (len(content) < 2 or moods[0] != "declarative" or not _cjk(first) or not L.ZH_COPULA.search(first)
+            or first.startswith(("这", "那", "它", "我", "你"))):  # "这只是为了这次演示，…" states the request's limit
         return
     for i in range(1, len(moods)):
         c = content[i]
-        if moods[i] == "directive" and _cjk(c) and not (L.ZH_NORM.search(c) or L.ZH_POLICY.search(c)):
+        if moods[i] == "directive" and _cjk(c) and "把" not in c and not (L.ZH_NORM.search(c) or L.ZH_POLICY.search(c)):
             moods[i] = "declarative"
 
 

@@ -175,6 +175,10 @@ def _explicit(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: lis
             labels.append(voice)
             continue
         reading = read_quote(turn.user, s.quote, repair=turn.intent in C.REPAIR_INTENTS, meaning=meaning)
+        if reading.refusal() and speech.reported(turn.user[:MAX_TURN_TEXT], s.quote):
+            # endorsed words of another speaker ("my lead says X, and she's right"): the user adopts X,
+            # read X itself, not the report around it
+            reading = read_quote(s.quote, s.quote, repair=turn.intent in C.REPAIR_INTENTS, meaning=meaning)
         label = reading.refusal()
         if label is None and not shares_meaning(s.quote, meaning, _candidate_text(cand)):
             label = "off_meaning"

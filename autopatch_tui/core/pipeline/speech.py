@@ -77,7 +77,11 @@ _ENDORSE = re.compile(
     r"we're on board|let's (?:do|follow|go with|adopt) (?:that|it|this)|so (?:do|follow) (?:that|it|this)|"
     r"that's (?:right|our rule|the rule)|we follow (?:it|that|this)|(?:please )?(?:follow|stick to|do) (?:it|that|this)"
     r"(?: too| as well)?(?=$|[\s,.;:!]))(?![a-z])"
-    r"|我(?:也)?同意|赞同|照(?:这个|这条|此)(?:来|做|办)|就按(?:这个|这条)(?:来|做|办)?")
+    # the speaker judged right: "she's right", "good call", "说得对", "有道理", and a decision on it: "就这么定"
+    r"|(?<![a-z'])(?:(?:he|she|they|you)(?:'s|'re| is| are)|(?:is|are)) (?:(?:totally|absolutely|dead) )?right(?![a-z])"
+    r"|(?<![a-z])good call(?![a-z])"
+    r"|我(?:也)?同意|赞同|照(?:这个|这条|此)(?:来|做|办)|就按(?:这个|这条)(?:来|做|办)?|说得(?:对|没错|在理)|有道理|"
+    r"就这么(?:定|办|做|来)")
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno|\bhardly|不|没)\s*(?:\S+\s*){0,2}$")
 _SENTENCE_START = re.compile(r"[.!?。！？;；\n]\s*|(?<=[…])\s+")
 
@@ -152,16 +156,23 @@ def _endorsed(after: str) -> bool:
     return False
 
 
-def relayed(text: str, quote: str) -> bool:
-    """The quote is someone else's words (module doc), not endorsed by the user right after."""
-    start, end = _span(text, quote)
+def reported(text: str, quote: str) -> bool:
+    """The quote is in a block quote, a fenced block or the complement of another speaker's verb of
+    saying (endorsed or not)."""
+    start, _ = _span(text, quote)
     if _in_block(text, start):
-        return not _endorsed(normalize(text[end:end + WINDOW]))
+        return True
     before = text[max(0, start - WINDOW):start]
     cut = [m.end() for m in _SENTENCE_START.finditer(before)]
     sentence = normalize(before[cut[-1] if cut else 0:] + quote)
-    if not (_RELAY_EN.match(sentence) or _RELAY_ZH.match(sentence)):
+    return bool(_RELAY_EN.match(sentence) or _RELAY_ZH.match(sentence))
+
+
+def relayed(text: str, quote: str) -> bool:
+    """The quote is someone else's words (module doc), not endorsed by the user right after."""
+    if not reported(text, quote):
         return False
+    _, end = _span(text, quote)
     return not _endorsed(normalize(text[end:end + WINDOW]))
 
 
@@ -190,4 +201,4 @@ def ironic(text: str, quote: str | None = None) -> bool:
     return bool(_IRONY.search(normalize(text[max(0, start - 80):end + 120])))
 
 
-__all__ = ["ironic", "mocks", "relayed", "withdrawn", "withdraws"]
+__all__ = ["ironic", "mocks", "relayed", "reported", "withdrawn", "withdraws"]
