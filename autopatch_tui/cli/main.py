@@ -17,7 +17,7 @@ from autopatch_tui.cli.after_answer import check_after_answer
 from autopatch_tui.cli.chat_cmds import add_chat_parsers
 from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY, add_memory_parsers
 from autopatch_tui import __version__
-from autopatch_tui.cli.output import fail, start_run, warn
+from autopatch_tui.cli.output import RUN, emit_json, fail, say, start_run, warn
 from autopatch_tui.cli.signals import Terminated, command_signals
 from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
 from autopatch_tui.cli.validate import require_repo_dir
@@ -87,7 +87,24 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if message.startswith("unrecognized arguments:") and "--json" in message.split(":", 1)[1].split():
+            what = "the full-screen app" if self.prog == "autopatch-tui" else f"`{self.prog}`"
+            message = f"{what} has no --json form; run a command with --json"
         raise UsageProblem(message, self.format_usage())
+
+
+class _Version(argparse.Action):
+    """`--version`: the version line, or with `--json` anywhere on the line `{"version": str}`."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[no-untyped-def]
+        if RUN.json_mode:
+            emit_json({"version": __version__})
+        else:
+            say(f"autopatch-tui {__version__}")
+        parser.exit(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autopatch-tui", description="Chat with an AI code assistant about a repository, "
                      "with a durable, auditable project Memory.", parents=[common], epilog=HELP_EPILOG,
                      formatter_class=_EpilogFormatter)
-    parser.add_argument("--version", action="version", version=f"autopatch-tui {__version__}")
+    parser.add_argument("--version", action=_Version, help="print the version and exit (`--json`: {\"version\"})")
     parser.set_defaults(handler=None)
     # an explicit `prog` spares argparse a help formatter (and its `shutil` import) per subparser group
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog=parser.prog)

@@ -81,6 +81,9 @@ def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 def cmd_forget(mgr: MemoryManager, args: argparse.Namespace) -> int:
     logical = mgr.forget(args.id)
+    if args.json:
+        emit_json({"forgotten": logical})
+        return 0
     say(f"Forgot {logical}: it no longer appears in listings or recall.")
     say("The raw conversation turns it came from are kept; `memory clear --confirm` deletes everything.")
     return 0
@@ -90,6 +93,9 @@ def cmd_clear(mgr: MemoryManager, args: argparse.Namespace) -> int:
     thread_id = mgr.clear(confirm=args.confirm)
     for moved in mgr.moved_aside:
         warn(f"moved aside (not deleted): {moved}")
+    if args.json:
+        emit_json({"cleared": True, "thread_id": thread_id})
+        return 0
     say(f"Memory cleared. New empty active thread: {thread_id}. Existing exports were kept.")
     return 0
 
@@ -200,12 +206,12 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
 
     p = msub.add_parser("forget", help="forget one item (raw turns are kept)", parents=[common])
     p.add_argument("id", type=record_id)
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_forget)
 
     p = msub.add_parser("clear", help="delete all Memory data (needs --confirm)", parents=[common])
     p.add_argument("--confirm", action="store_true")
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_clear)
 
     p = msub.add_parser("export", help="write a JSON snapshot", parents=[common])
