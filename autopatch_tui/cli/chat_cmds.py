@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.cli.signals import exit_signals
@@ -17,8 +18,47 @@ if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memor
 
 
 def check_ask(args: argparse.Namespace, repo: Path) -> None:
-    """Before the store opens: every `--path` exists inside the repository (never saved as scope otherwise)."""
+    """Before the store opens: the message (TEXT, or stdin for `-` or no TEXT), and every `--path`
+    exists inside the repository (never saved as scope otherwise)."""
+    args.text = ask_message(args.text, sys.stdin)
     args.path = scope_paths(repo, args.path or [], must_exist=True)
+
+
+MAX_STDIN_BYTES = 1 << 20  # 1 MiB: a message, not a file dump; more is refused, never cut
+
+
+def ask_message(text: str | None, stdin: TextIO | None) -> str:
+    """The message of `ask` (contracts §4): TEXT, or stdin when TEXT is `-` or omitted and stdin
+    is not a terminal. Read bounded, as UTF-8; empty, too large or not text → `UsageError` (rc 2)."""
+    from autopatch_tui.core.errors import UsageError
+
+    if text is not None and text != "-":
+        return text
+    if stdin is None or (text is None and _is_terminal(stdin)):
+        raise UsageError("ask needs a message: TEXT, or `-` (or a pipe) to read it from stdin")
+    source = getattr(stdin, "buffer", None)
+    try:
+        raw = source.read(MAX_STDIN_BYTES + 1) if source is not None else stdin.read(MAX_STDIN_BYTES + 1).encode()
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"ask: stdin cannot be read ({type(exc).__name__})") from None
+    if len(raw) > MAX_STDIN_BYTES:
+        raise UsageError(f"ask: the message on stdin is over {MAX_STDIN_BYTES // (1 << 20)} MiB; nothing was sent")
+    try:
+        message = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError("ask: the message on stdin is not UTF-8 text") from None
+    if message.startswith("\ufeff"):  # a byte-order mark some editors write
+        message = message[1:]
+    if not message.strip():
+        raise UsageError("the message is empty")
+    return message
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def check_search(args: argparse.Namespace, repo: Path) -> None:
@@ -85,7 +125,8 @@ cmd_search.reads_only = True  # type: ignore[attr-defined]  # also runs on a rea
 def add_chat_parsers(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction,
                      common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("ask", help="one ordinary turn without the UI", parents=[common])
-    p.add_argument("text", type=non_blank_message)
+    p.add_argument("text", metavar="TEXT", nargs="?", type=non_blank_message,
+                   help="the message; `-` or omitted with stdin not a terminal: read from stdin")
     p.add_argument("--intent", choices=C.ORDINARY_INTENTS)
     p.add_argument("--path", action="append", help="a scope path (repeatable)")
     p.add_argument("--json", action="store_true")

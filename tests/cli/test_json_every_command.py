@@ -113,13 +113,14 @@ VALUES: dict[str, Callable[[World], str]] = {
     "source": lambda w: w.other_store, "target": lambda w: w.store,
     "store": lambda w: w.store, "label": lambda w: "Team label",
     "path": lambda w: str(w.other), "PATH": lambda w: str(w.other),
-    "text": lambda w: "Which indentation do we use?", "TEXT": lambda w: "We indent with tabs here.",
+    "TEXT": lambda w: "We indent with tabs here.",
     "query": lambda w: "tabs", "QUERY": lambda w: "tabs",
 }
 # options without which a command refuses to do its work
 EXTRA: dict[tuple[str, ...], list[str]] = {
     ("memory", "clear"): ["--confirm"],
     ("memory", "review", "keep"): ["--all"],
+    ("ask",): ["Which indentation do we use?"],  # TEXT is optional (stdin); the test's stdin is no message
 }
 NEEDS_MODEL = {("ask",), ("memory", "remember")}
 
