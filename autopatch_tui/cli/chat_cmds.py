@@ -122,6 +122,19 @@ def cmd_search(mgr: MemoryManager, args: argparse.Namespace) -> int:
 cmd_search.reads_only = True  # type: ignore[attr-defined]  # also runs on a read-only store
 
 
+def search_without_store(repo: Path, args: argparse.Namespace) -> int:
+    from autopatch_tui.cli.memory_cmds import no_memory_line
+
+    if args.json:
+        emit_json({"results": []})
+    else:
+        say(no_memory_line(repo))
+    return 0
+
+
+cmd_search.without_store = search_without_store  # type: ignore[attr-defined]
+
+
 def add_chat_parsers(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction,
                      common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("ask", help="one ordinary turn without the UI", parents=[common])

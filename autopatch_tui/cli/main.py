@@ -184,10 +184,18 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
             if args.handler in REGISTRY_LEVEL:  # the per-user registry: no store for the working directory
                 return int(args.handler(settings, args))
             precheck = getattr(args, "precheck", None)
-            if precheck is not None:  # argument checks that need the repository, before its store is opened
+            without_store = getattr(args.handler, "without_store", None)
+            if precheck is not None or without_store is not None:
                 from autopatch_tui.core.identity.repo import resolve_repo_root
 
-                precheck(args, resolve_repo_root(repo if repo is not None else Path.cwd()))
+                root = resolve_repo_root(repo if repo is not None else Path.cwd())
+                if precheck is not None:  # argument checks that need the repository, before its store is opened
+                    precheck(args, root)
+                if without_store is not None:  # a read that never creates a store where there is none
+                    from autopatch_tui.core.stores.presence import has_memory
+
+                    if not has_memory(root, settings.home):
+                        return int(without_store(root, args))
             from autopatch_tui.core.manager import MemoryManager
 
             mgr = MemoryManager.open(repo, settings)

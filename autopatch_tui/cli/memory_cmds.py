@@ -46,6 +46,37 @@ def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
+def no_memory_line(repo: Path) -> str:
+    from autopatch_tui.core.paths import StorePaths
+    from autopatch_tui.core.stores.presence import NO_MEMORY_YET
+
+    return (f"{NO_MEMORY_YET}: {StorePaths(repo).db} does not exist; the first chat turn creates it.")
+
+
+def status_without_store(repo: Path, args: argparse.Namespace) -> int:
+    """`memory status` where no store exists: nothing is created; the §5 document of an empty,
+    healthy Memory (schema_version 0: no file; active_thread_id null, every count 0)."""
+    if args.json:
+        from autopatch_tui.core.memory.status import missing_status
+        from autopatch_tui.core.paths import StorePaths
+
+        emit_json(missing_status(StorePaths(repo)))
+    else:
+        say(no_memory_line(repo))
+    return 0
+
+
+cmd_status.without_store = status_without_store  # type: ignore[attr-defined]
+
+
+def list_without_store(repo: Path, args: argparse.Namespace) -> int:
+    if args.json:
+        emit_json({"items": []})
+    else:
+        say(no_memory_line(repo))
+    return 0
+
+
 def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     items = mgr.list_items(kind=args.kind)
     if args.json:  # contracts §8: each item says whether it awaits review
@@ -65,6 +96,9 @@ def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     for i in items:
         say(render_item_line(i))
     return 0
+
+
+cmd_list.without_store = list_without_store  # type: ignore[attr-defined]
 
 
 def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
