@@ -135,6 +135,7 @@ class AutopatchApp(App):
         self._remove_exit_signals()
         self._detach_manager()
         self.manager.close()
+        self.services.close_no_memory()
 
     def _bind_manager(self, manager: MemoryManager) -> None:
         """Follow `manager`: its events become App messages, its health the App's, its worker runs."""
