@@ -96,8 +96,18 @@ def cmd_merge_scan(settings: Settings, args: argparse.Namespace) -> int:
         say("No duplicate stores found.")
     for p in result.proposals:
         reason = escape_controls(p.reason, one_line=True)  # the model's words: one line, never raw
-        say(f"{p.source} -> {p.target}  [{p.confidence}, judged by {p.judged_by}] {reason}")
+        from autopatch_tui.core.stores.scan import judge_words
+
+        say(f"{p.source} -> {p.target}  [{p.confidence}, judged by {judge_words(p.judged_by)}] {reason}")
+        for store, ev in ((p.source, p.source_evidence), (p.target, p.target_evidence)):
+            say(f"  {store}: {evidence_line(ev)}")
     return 0
+
+
+def evidence_line(ev: dict) -> str:
+    """What a proposal rests on for one store: remote, root, fact count (store text escaped)."""
+    remote, root = (escape_controls(str(ev.get(k) or "unknown"), one_line=True) for k in ("remote", "root"))
+    return f"remote {remote} · root {root} · {ev.get('fact_count', '?')} fact(s)"
 
 
 def cmd_merge(settings: Settings, args: argparse.Namespace) -> int:
