@@ -112,10 +112,17 @@ def cmd_search(mgr: MemoryManager, args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"results": results})
         return 0
+    from autopatch_tui.core.recall.cli_search import held_back_matches
+
+    held = held_back_matches(mgr, args.query, [r["id"] for r in results], args.intent or "general_chat",
+                             args.path or ())
     if not results:
         say("No matching Memory items.")
     for r in results:
         say(f"{r['id']}  [{r['kind']}] {r['subject']}: {r['statement']}  ({r['match_type']})")
+    if held:  # review mode hides them: say so, or a user wonders why a fact they taught is not found
+        say(f"{held} item(s) awaiting review also matched; review mode recalls an item once you keep it "
+            "(`memory review`).")
     return 0
 
 

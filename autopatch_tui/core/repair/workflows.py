@@ -216,8 +216,9 @@ class RepairService:
                 ws.set_failed(finding.id, f"model error ({exc.category})")
                 continue
             proposal = tools.proposal
-            if proposal is None:
-                ws.set_failed(finding.id, "no patch was proposed")
+            if proposal is None:  # a proposal the check refused is not "none proposed": say why
+                ws.set_failed(finding.id, f"draft refused: {tools.refused}" if tools.refused
+                              else "no patch was proposed")
                 continue
             try:
                 ws.set_draft(make_draft(self.manager.repo, finding, finding_id=proposal.finding_id,
@@ -264,6 +265,8 @@ class RepairService:
             # the workflow reads the draft, checks its binding, then replaces the current patch
             proposal = tools.proposal
             if proposal is None:
+                if tools.refused:  # proposed, but refused by the check: never "no patch was proposed"
+                    return revise_summary(f.id, "refused", reason=tools.refused)
                 return revise_summary(f.id, "no_draft")
             try:
                 draft = make_draft(self.manager.repo, f, finding_id=proposal.finding_id, old_text=proposal.old_text,
