@@ -163,10 +163,16 @@ async def test_j_opens_the_source_turn(mgr: MemoryManager, clock: FakeClock, set
     monkeypatch.setattr(HistoryScreen, "show_turn", spy)
     app = mb_app(mgr, settings)
     async with app.run_test(size=SIZE) as pilot:
-        await open_memory(pilot)
+        memory = await open_memory(pilot)
         await pilot.press("j")
         await settle(pilot, lambda: app.screen.name == "history" and shown)
         assert shown == [turns["t1"]]
+        # Escape comes back to the inbox it was opened from (issue 30 item 14), not to the chat
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen.name != "history")
+        assert app.screen is memory and memory.view == "inbox"
+        await pilot.press("escape")  # and the next Escape goes on as usual
+        await settle(pilot, lambda: app.screen.name == "chat")
 
 
 async def test_the_approval_switch_works_for_the_next_request_without_a_restart(

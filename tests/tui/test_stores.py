@@ -179,7 +179,9 @@ async def test_store_list_shows_every_known_store(repo: Path, settings: Settings
         own = app.manager.store.identity.store_name
         assert {str(k.value) for k in table.rows} == {own, alpha, old, new}
         alpha_root = str((tmp_path / "alpha").resolve())
-        assert table_cells(table, alpha) == [alpha, "Alpha [b]app[/b]", alpha_root, "2", "live"]
+        cells = table_cells(table, alpha)
+        assert cells[:2] + cells[3:] == [alpha, "Alpha [b]app[/b]", "2", "live"]
+        assert cells[2] == alpha_root or (cells[2].startswith("…") and alpha_root.endswith(cells[2][1:]))
         assert table_cells(table, new)[3:] == ["1", "live"]
         assert table_cells(table, old)[4] == "retired"
         assert table_cells(table, own)[4] == "current"
@@ -695,3 +697,26 @@ async def test_the_store_list_adds_a_store_and_sets_a_label(repo: Path, settings
         await st_wait(pilot, lambda: any(r.label == "Elsewhere [bold]copy[/bold]" for r in stores.rows))
     labels = {d["store"]: d["label"] for d in StoreService(settings).stores()}
     assert labels[added.store] == "Elsewhere [bold]copy[/bold]"
+
+
+async def test_long_roots_are_cut_from_the_left_so_they_differ_at_80_columns(repo: Path, settings: Settings) -> None:
+    """Two checkouts of one project differ at the end of their roots: at 80 columns the Root column
+    shows that end ("…/old/shop-api"), never two identical heads (issue 30 item 14)."""
+    head = "/home/developer/work/customers/acme/checkouts"
+    rows = [{"store": s, "label": None, "root": f"{head}/{tail}", "remote": None, "fact_count": 1, "retired": False}
+            for s, tail in (("project-0AAAAAAAAAAAAAAAAAAAAAAAAA", "src/shop-api"),
+                            ("project-0BBBBBBBBBBBBBBBBBBBBBBBBB", "old/shop-api"))]
+    service = FixedStores(rows, fixed_result())
+    app = st_app(repo, settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await st_wait(pilot)
+        stores = StoresScreen(app.services, store_service=service)  # type: ignore[arg-type]
+        await app.push_screen(stores)
+        await st_wait(pilot, lambda: stores.rows)
+        table = stores.query_one(DataTable)
+        assert "root" in table.shown_keys  # type: ignore[attr-defined]
+        shown = [str(table.get_cell(r["store"], "root")) for r in rows]
+        assert all(s.startswith("…") for s in shown), shown
+        assert shown[0].endswith("src/shop-api") and shown[1].endswith("old/shop-api"), shown
+        width = dict((c.key, w) for c, w in table.shown)["root"]  # type: ignore[attr-defined]
+        assert all(len(s) <= width for s in shown)
