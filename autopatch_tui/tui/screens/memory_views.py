@@ -97,6 +97,7 @@ class BrowserViews:
 
     def on_inbox_view_counted(self, event: InboxView.Counted) -> None:
         self._set_count(event.count)
+        self.app.review_count = event.count  # type: ignore[attr-defined]  # the status bar at once, not at the next state read
 
     def action_duplicates(self) -> None:
         """Find duplicate project stores (the merge dialog)."""
