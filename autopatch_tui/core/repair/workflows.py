@@ -39,6 +39,7 @@ from autopatch_tui.core.repair.patching import (
     make_draft,
     read_text,
 )
+from autopatch_tui.core.repair.scan_progress import ScanTicker
 from autopatch_tui.core.repair.scanner import ScanError, Scanner
 from autopatch_tui.core.repair.summary import apply_text, audit_summary, patch_text, revise_summary
 from autopatch_tui.core.repair.tools import RepairToolBox, repair_toolbox
@@ -141,7 +142,8 @@ class RepairService:
     def _audit_body(self, handle: turn_ops.TurnHandle, text: str, scope: tuple[str, ...],
                     progress: Callable[[str], None], callbacks: AgentCallbacks | None, since: int) -> str:
         progress("scanning…")
-        report = self.scanner().scan(scope)  # ScanError: no workspace, the turn fails
+        with ScanTicker(progress) as ticker:  # files done of the total and the time, while it runs
+            report = self.scanner().scan(scope, step=ticker.step)  # ScanError: no workspace, the turn fails
         ws = AuditWorkspace.from_report(new_id("scan"), scope, report, thread_id=handle.thread_id)
         # the session's current audit — unless /new or /reset ran since the request began: then the
         # request keeps its workspace to itself and the new thread starts without an open audit
