@@ -83,7 +83,7 @@ class StoresScreen(AppScreen):
     CSS_PATH = style("stores.tcss")
     BINDINGS = [
         Binding("escape", "back", "Back", id="stores.back"),
-        Binding("d", "scan", "Find duplicate stores", id="stores.scan"),
+        Binding("d", "scan", "Duplicates", id="stores.scan", tooltip="find duplicate stores (the merge scan)"),
         Binding("r", "reload", "Reload", id="stores.reload"),
         Binding("a", "add", "Add store", id="stores.add"),
         Binding("l", "label", "Label", id="stores.label"),
