@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autopatch_tui.cli.output import RUN, emit_json, fail, say, warn
+from autopatch_tui.cli.output import RUN, emit_json, emit_json_stream, fail, say, warn
 from autopatch_tui.cli.review_cmds import add_review_parsers
-from autopatch_tui.cli.validate import export_target, record_id, timeout_seconds
+from autopatch_tui.cli.validate import add_paging, export_target, record_id, timeout_seconds
 
 if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
+    import sqlite3
+
     from autopatch_tui.core.manager import MemoryManager
+    from autopatch_tui.core.memory.pages import Page
 
 
 EXIT_DEGRADED = 3
@@ -71,34 +75,57 @@ cmd_status.without_store = status_without_store  # type: ignore[attr-defined]
 
 def list_without_store(repo: Path, args: argparse.Namespace) -> int:
     if args.json:
-        emit_json({"items": []})
+        emit_json({"items": [], "next": None})
     else:
         say(no_memory_line(repo))
     return 0
 
 
 def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    items = mgr.list_items(kind=args.kind)
-    if args.json:  # contracts §8: each item says whether it awaits review
-        from autopatch_tui.core.memory.review_marks import ReviewMarksError
+    """`--json` without `--limit`/`--after`: every item, streamed (constant memory), `"next": null`.
+    Otherwise one page (human output: the first 50 without `--limit`), the cursor of the next
+    page and how many more (core/memory/pages.py)."""
+    from autopatch_tui.core.memory import pages
+    from autopatch_tui.core.memory.items import summary_from_row
+    from autopatch_tui.core.memory.review_marks import ReviewMarksError
+    from autopatch_tui.core.memory.sqlite import read_txn
 
-        try:
-            marks = mgr.review.review_state([i.id for i in items]) if items else {}
-        except ReviewMarksError as exc:  # the listing still works; every item counts as awaiting review
-            warn(str(exc))
-            marks = {}
-        emit_json({"items": [{**i.model_dump(mode="json"), "review": marks.get(i.id, "new")} for i in items]})
-        return 0
+    conn = mgr.store.read_conn()
+    with read_txn(conn):
+        kept: frozenset[str] = frozenset()
+        if args.json:  # contracts §8: each item says whether it awaits review
+            try:
+                kept = mgr.review.kept(conn)
+            except ReviewMarksError as exc:  # the listing still works; every item counts as awaiting review
+                warn(str(exc))
+
+        def entry(row: sqlite3.Row) -> dict[str, object]:
+            return {**summary_from_row(row).model_dump(mode="json"), "review": "kept" if row["id"] in kept else "new"}
+
+        if args.json and args.limit is None and args.after is None:
+            emit_json_stream("items", (entry(r) for r in pages.all_items(conn, kind=args.kind)), {"next": None})
+            return 0
+        page = pages.item_page(conn, limit=args.limit or pages.DEFAULT_HUMAN_PAGE, after=args.after, kind=args.kind)
+        if args.json:
+            emit_json({"items": [entry(r) for r in page.rows], "next": page.next})
+            return 0
     from autopatch_tui.core.memory.render import render_item_line
 
-    if not items:
+    if not page.rows and args.after is None:
         say("No active Memory items.")
-    for i in items:
-        say(render_item_line(i))
+    for r in page.rows:
+        say(render_item_line(summary_from_row(r)))
+    if page.next is not None:
+        say(more_line(page, "memory list"))
     return 0
 
 
 cmd_list.without_store = list_without_store  # type: ignore[attr-defined]
+
+
+def more_line(page: Page, command: str) -> str:
+    """The line under a page that has more after it: how many, and the command for the next page."""
+    return f"... {page.more:,} more: `{command} --after {page.next}`"
 
 
 def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
@@ -114,12 +141,17 @@ def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 
 def cmd_forget(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    from autopatch_tui.core.instructions.promote import forget_note
+
     logical = mgr.forget(args.id)
     if args.json:
         emit_json({"forgotten": logical})
         return 0
     say(f"Forgot {logical}: it no longer appears in listings or recall.")
     say("The raw conversation turns it came from are kept; `memory clear --confirm` deletes everything.")
+    note = forget_note(mgr.repo, logical)
+    if note:
+        say(note)
     return 0
 
 
@@ -190,24 +222,58 @@ def check_promote(args: argparse.Namespace, repo: Path) -> None:
 
 
 def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    from autopatch_tui.core.instructions.promote import plan_promotion, write_promotion
+    from autopatch_tui.core.instructions.promote import (
+        loader_reads,
+        plan_promotion,
+        promote_now,
+    )
     from autopatch_tui.core.instructions.section import visible
 
-    plan = plan_promotion(mgr, args.ids, to=args.to)
-    written = write_promotion(mgr, plan) if args.yes else False
+    if args.yes:
+        result = promote_now(mgr, args.ids, to=args.to, prune=args.prune)
+        plan, written = result.plan, result.written
+    else:
+        plan, written, result = plan_promotion(mgr, args.ids, to=args.to, prune=args.prune), False, None
     if args.json:
         emit_json({"path": str(plan.path), "written": written, "promoted": list(plan.promoted), "diff": plan.diff})
         return 0
     if not plan.changed:
-        held = "this item as it is" if len(plan.promoted) == 1 else "these items as they are"
-        say(f"{plan.shown} already holds {held}; nothing to write.")
+        if not plan.promoted:
+            say(f"{plan.shown} holds no bullet of an item that is no longer active; nothing to write.")
+        else:
+            held = "this item as it is" if len(plan.promoted) == 1 else "these items as they are"
+            say(f"{plan.shown} already holds {held}; nothing to write.")
+        if result is not None and result.kept:
+            say(f"Kept {len(result.kept)} item(s) that awaited review: the file already holds their words.")
         return 0
     sys.stdout.write(visible(plan.diff))
+    root = mgr.repo.resolve()
+    if plan.shown == "AGENTS.md" and plan.old_text is None and os.path.lexists(root / "CLAUDE.md"):
+        warn("creating AGENTS.md at the root stops the root CLAUDE.md from being read (a root CLAUDE.md is read "
+             "only without an AGENTS.md); leave --to off to write into CLAUDE.md instead")
+    from autopatch_tui.core.instructions.files import MAX_BYTES
+
+    if len(plan.new_text.encode("utf-8")) > MAX_BYTES:
+        warn(visible(f"{plan.shown} is larger than the {MAX_BYTES // 1024} KiB the assistant reads of its "
+                     "instruction files; what lies past that is cut from its prompt"))
+    if not loader_reads(plan.shown, root):
+        warn(visible(f"{plan.shown} is not a file the assistant reads as instructions (only AGENTS.md files, or "
+                     "the root's CLAUDE.md when the root has no AGENTS.md)"))
+    n_new = len(plan.new_items)
     if written:
         gone = f"; removed {len(plan.removed)} bullet(s) of items no longer active" if plan.removed else ""
-        say(f"Wrote {len(plan.promoted)} item(s) to {plan.shown}{gone}.")
+        if plan.promoted:
+            say(visible(f"Wrote {len(plan.promoted)} item(s) to {plan.shown}{gone}."))
+        else:
+            say(visible(f"Removed {len(plan.removed)} bullet(s) of items no longer active from {plan.shown}."))
+        if result is not None and result.kept:
+            say(f"Kept {len(result.kept)} item(s) that awaited review: this diff was their review.")
+        if result is not None and result.keep_problem:
+            warn(visible(result.keep_problem))
     else:
-        say(f"Nothing was written: run again with --yes to write {plan.shown}.")
+        say(visible(f"Nothing was written: run again with --yes to write {plan.shown}."))
+        if n_new:
+            say(f"Writing also keeps {n_new} item(s) still awaiting review: the diff above is their review.")
     return 0
 
 
@@ -231,6 +297,7 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p = msub.add_parser("list", help="active items", parents=[common])
     p.add_argument("--kind", choices=("user_preference", "project_decision", "discussion_context"))
     p.add_argument("--json", action="store_true")
+    add_paging(p)
     p.set_defaults(handler=cmd_list)
 
     p = msub.add_parser("show", help="one item in any status", parents=[common])
@@ -263,10 +330,13 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_process)
 
-    p = msub.add_parser("promote", help="write items into the marked section of AGENTS.md (a diff without --yes)",
+    p = msub.add_parser("promote", help="write items into the marked section of AGENTS.md (or the root's CLAUDE.md "
+                        "when it has no AGENTS.md; a diff without --yes)",
                         parents=[common])
-    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--to", metavar="PATH", help="another file inside the repository (relative to its root)")
+    p.add_argument("--prune", action="store_true",
+                   help="remove the bullets of items no longer active (forgotten, replaced); no ID needed")
     p.add_argument("--yes", action="store_true", help="write the file (without it, only the diff is printed)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_promote, precheck=check_promote)

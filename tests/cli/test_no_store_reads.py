@@ -43,7 +43,8 @@ def test_reads_in_a_folder_without_a_store_create_nothing(where: str, tmp_path: 
             assert doc["turns"] == doc["active_items"] == doc["threads"] == 0
             assert doc["db_path"] == str(top / ".autopatch-j" / "memory.db")
         else:
-            assert doc == ({"items": []} if args[1] == "list" else {"results": []}), (args, doc)
+            assert doc == ({"items": [], "next": None} if args[1] == "list" else {"results": [], "next": None}), (
+                args, doc)
     assert _created(tmp_path) == []
 
 
