@@ -117,10 +117,11 @@ VALUES: dict[str, Callable[[World], str]] = {
     "query": lambda w: "tabs", "QUERY": lambda w: "tabs",
 }
 # options without which a command refuses to do its work
-EXTRA: dict[tuple[str, ...], list[str]] = {
-    ("memory", "clear"): ["--confirm"],
-    ("memory", "review", "keep"): ["--all"],
-    ("ask",): ["Which indentation do we use?"],  # TEXT is optional (stdin); the test's stdin is no message
+EXTRA: dict[tuple[str, ...], Callable[[World], list[str]]] = {
+    ("memory", "clear"): lambda w: ["--confirm"],
+    ("memory", "review", "keep"): lambda w: ["--all"],
+    ("memory", "promote"): lambda w: [w.item],  # IDs are optional (--prune alone)
+    ("ask",): lambda w: ["Which indentation do we use?"],  # TEXT is optional (stdin); the test's stdin is no message
 }
 NEEDS_MODEL = {("ask",), ("memory", "remember")}
 
@@ -141,7 +142,8 @@ def test_every_command_answers_json_or_refuses_it(tmp_path: Path, settings: Sett
         # the whole command line it needs to succeed, so that `--json` is the only thing that can refuse it
         world = _world(tmp_path / f"w{n}", settings)
         usage = _usage(parsers[words])
-        args = [*words, *(VALUES[p](world) for p in _positionals(usage, list(words))), *EXTRA.get(words, [])]
+        extra = EXTRA.get(words, lambda w: [])(world)
+        args = [*words, *(VALUES[p](world) for p in _positionals(usage, list(words))), *extra]
         env = {"AUTOPATCH_LLM_BASE_URL": llm_stub.base_url, "AUTOPATCH_LLM_MODEL": "gpt-4o"} \
             if words in NEEDS_MODEL else {}
         rc, out, err = invoke_cli(*args, "--repo", world.repo, json=True, cwd=world.repo, env=env)
