@@ -106,8 +106,8 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     (r"\buntil (?:further notice|(?:i|we) (?:say|decide|tell you) otherwise|told otherwise|(?:i|we) change "
      r"(?:it|this|that|my mind|our minds))\b", LASTING),
     # a start point: "from here on", "from this release onwards", "starting today"
-    (r"\bfrom (?:here|there|this (?:point|moment|day|release|version|sprint|commit|pr)|today|now|"
-     r"this point forward|the next (?:release|version|sprint))(?: on(?:wards?)?| forward| out)?\b"
+    (r"\bfrom (?:here|there|this (?:point|moment|day|release|version|sprint|commit|pr)|today|now|this point "
+     r"forward|the next (?:release|version|sprint))(?: on(?:wards?)?| forward| out)?\b"
      r"|\bstarting (?:today|now|from (?:today|now|here)|with (?:this|the next) \w+)\b"
      r"|\b(?:as of|in|with|from) (?:this|the next) (?:release|version|major|minor)(?: on(?:wards?)?)?\b", LASTING),
     # a negated limit, plain, contracted or copular: "not just for this PR", "this isn't only for the
@@ -136,8 +136,8 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     (r"(?:没得|没什么好|没有什么好|不用|无需|不必|不需要|没有)再?(?:商量|讨论|考虑|犹豫|争论)(?:的)?|毫无疑问|没有疑问|不容置疑", LASTING),
     # a kind, a manner, a presentation: not a place
     (r"\b(?:this|that|these|those) (?:kinds?|types?|sorts?|class|classes|category) of\b", "such"),
-    (r"\b(?:like this|like that|this way|that way|this style|this pattern|this format|this convention|"
-     r"this approach|this rule|this naming|this layout|this structure|this idea|this plan|this proposal)\b", "such"),
+    (r"\b(?:like this|like that|this way|that way|this style|this pattern|this format|this convention|this "
+     r"approach|this rule|this naming|this layout|this structure|this idea|this plan|this proposal)\b", "such"),
     (r"\bhere(?:'s| is) (?:the|my|our) (?:call|deal|verdict)\b", "final call"),  # a decision frame, no place
     (r"\bhere(?:'s| is| are)\b", " "),
     (r"\bnever ?mind\b", "ok"),  # a cancellation, no prohibition

@@ -72,8 +72,8 @@ _LOCAL_NOUNS = (r"patch(?:es)?|diffs?|prs?|pull requests?|mrs?|merge requests?|c
                 r"sections?|paragraphs?|tables?|examples?|hunks?|variables?|vars?|params?|parameters?|"
                 r"arguments?|answers?|repl(?:y|ies)|responses?|messages?|explanations?|questions?|outputs?|"
                 r"demo|release|version|sprint|iteration|week|weekend|morning|afternoon|evening|time|once|session|"
-                r"conversation|chat|thread|discussion|review|helper|handler|service|folder|directory|dir|"
-                r"hotfix|workaround|draft|revision|attempt|try|experiment|spike|prototype|poc")
+                r"conversation|chat|thread|discussion|review|helper|handler|service|folder|directory|dir|repo "
+                r"branch|hotfix|workaround|draft|revision|attempt|try|experiment|spike|prototype|poc")
 LOCAL_SCOPE = rx(
     re.escape(LOCAL),
     en(r"(?:just |only )?(?:this|that) (?:time|once|one time)", r"just once", r"for once", r"one[- ]off",
@@ -168,9 +168,10 @@ be do get have try aim strive lean place attach append prepend insert break chun
 capitalize lowercase uppercase abbreviate translate localize prioritize prioritise minimize maximize reduce increase
 decrease lower bound clamp truncate cut omit ignore silence suppress hide expose route proxy throttle debounce cancel
 abort kill restart reload refresh rebuild reinstall install uninstall structure organize organise model design plan
-prototype go speak talk communicate respect honor keep-in-mind unit-test separate isolate split-out centralize
+prototype go speak talk communicate respect honor keep-in-mind unit-test stay separate isolate split-out centralize
 consolidate generate regenerate emit produce show display render highlight summarize summarise explain describe tell
-walk state note page ping email message cc escalate share post report upload download back up backup restore archive
+show walk state note page ping notify email message cc mention flag escalate alert share publish post send report
+reply quote explain summarize translate lead open close attach upload download back up backup restore archive
 """.split())
 # Closed-class words that never head an imperative: prepositions, conjunctions, interjections,
 # pronouns, determiners, time and degree adverbs. An open-class word heading a clause and followed
@@ -182,7 +183,7 @@ throughout till to toward towards under underneath unless until up upon via with
 because although though whereas whether if once while when whenever where wherever what which who whom whose why how
 i me my mine we us our you your he him his she her it its they them their this that these those here there
 a an the some any no every each all both either neither half most many much more less few several enough such
-yes yeah yep nope ok okay hey hi hello oh ah uh um hmm wow oops sorry thanks thank please great nice cool fine
+yes yeah yep no nope ok okay hey hi hello oh ah uh um hmm wow oops sorry thanks thank please great nice cool fine
 sure well anyway also just only even still already again too very really quite rather almost maybe perhaps
 weird strange funny odd interesting crazy awesome glad sad bummer shame pity surprising amazing reminder ps note
 now then today tonight tomorrow yesterday soon later earlier recently lately sometimes often usually never always
@@ -406,8 +407,8 @@ AFFIRMATIVE = rx(
 NOT_CONFIRMED = rx(
     r"^(?:no|nope|nah|not|never mind|don't|hmm+|hm+|wait|hold on|uh+)\b",
     en(r"not (?:yet|now|sure|really|that|this|quite|convinced|so sure|a fan|for now)", r"don't (?:do|change|bother|"
-       r"think so)", r"let's not", r"rather not", r"never mind", r"no thanks", r"keep (?:it|things|the \w+|"
-       r"the current \w+|what we have) (?:as (?:is|it is)|unchanged|the same)", r"leave (?:it|things) (?:as is|alone|be)",
+       r"think so)", r"let's not", r"rather not", r"never mind", r"no thanks", r"keep (?:it|things|the \w+|the current "
+       r"\w+|what we have) (?:as (?:is|it is)|unchanged|the same)", r"leave (?:it|things) (?:as is|alone|be)",
        r"later", r"let me (?:think|check|sleep|get back|ask|run it by|talk)", r"i'll think", r"think (?:about it|it over)",
        r"sleep on it", r"check with", r"run it by", r"ask (?:the team|my lead|around|my manager)", r"get back to you",
        r"hold off", r"wait", r"revisit", r"come back to", r"on hold", r"not sure", r"unsure",

@@ -231,8 +231,8 @@ ALIAS_ACTION_TERMS = frozenset("""
     banned removal deletion deprecation sunset phase rollback revert compile target choose choice pick offline
     shutdown decommission freeze lock isolate separate centralize consolidate unify unified consistent throttle deny
     block gate check test parameterize parameterized every all each per first before after max min
-    issue mint grant revoke rely depend serve own expose emit provide generate route proxy publish
-    temporary ephemeral expiring immutable optional alone solely exclusively private internal
+    issue mint grant revoke rely depend serve own expose emit provide generate route proxy sign publish
+    temporary ephemeral expiring immutable optional alone solely exclusively mandatory private internal
     """.split())
 
 
