@@ -105,7 +105,8 @@ def cmd_audit(mgr: MemoryManager, args: argparse.Namespace) -> int:
         return 0
     say(f"Checked {report.checked} active item{'s' if report.checked != 1 else ''}: "
         f"{len(report.duplicates)} duplicate group(s), {len(report.conflicts)} conflict(s), "
-        f"{len(report.stale_paths)} item(s) with stale paths.")
+        f"{len(report.stale_paths)} item(s) with stale paths, {len(report.disagreements)} item(s) the two readers"
+        " disagreed on.")
     if report.truncated:
         from autopatch_tui.core.memory.audit import MAX_PAIR_CHECKS  # the audit's code: only when auditing
 
@@ -117,6 +118,9 @@ def cmd_audit(mgr: MemoryManager, args: argparse.Namespace) -> int:
         say(f"conflict:  {', '.join(one_line(i) for i in f.ids)} — {one_line(f.why)}")
     for s in report.stale_paths:
         say(f"stale:     {one_line(s.id)} — no file matches {', '.join(one_line(p) for p in s.paths)}")
+    for d in report.disagreements:
+        say(f"readers:   {one_line(d.id)} — the gate and the model read its source turn differently"
+            f" ({', '.join(d.rules)})")
     return 0
 
 

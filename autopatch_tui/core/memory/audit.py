@@ -12,7 +12,9 @@ over them plus indexed lookups, so it stays well under a second at 10k items (`b
 - **stale paths**: `applies_to_paths` entries that match nothing in the repository now (`..`
   resolved lexically first; an entry that leaves the repository is stale): a literal path that
   does not exist; a glob that covers no file (git's tracked and untracked files that are
-  not ignored; outside git, every file but those under `.git/` and `.autopatch-j/`)."""
+  not ignored; outside git, every file but those under `.git/` and `.autopatch-j/`).
+- **reader disagreements**: items that came from a turn where the gate and the extraction model's
+  own reading disagreed (`reader_disagreements.py`), with the rule names recorded there."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from autopatch_tui.core.memory.audit_text import Clause, clauses
+from autopatch_tui.core.memory.reader_disagreements import ReaderDisagreement, reader_disagreements
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.terms import normalize_phrase
 
@@ -67,11 +70,14 @@ class AuditReport:
     stale_paths: list[StalePaths] = field(default_factory=list)
     # the conflict check stopped at MAX_PAIR_CHECKS comparisons: the conflicts listed are some of them
     truncated: bool = False
+    # items from a turn where the gate and the model's own reading disagreed (`reader_disagreements.py`)
+    disagreements: list[ReaderDisagreement] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {"checked": self.checked, "duplicates": [f.as_json() for f in self.duplicates],
                                   "conflicts": [f.as_json() for f in self.conflicts],
-                                  "stale_paths": [s.as_json() for s in self.stale_paths]}
+                                  "stale_paths": [s.as_json() for s in self.stale_paths],
+                                  "reader_disagreements": [d.as_json() for d in self.disagreements]}
         if self.truncated:  # only then: the contract's document is unchanged otherwise
             out["truncated"] = True
         return out
@@ -110,7 +116,8 @@ def run_audit(conn: sqlite3.Connection, repo: Path) -> AuditReport:
     items = load_items(conn)
     budget = PairBudget()
     found = conflicts(items, budget)
-    return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), truncated=budget.spent_out)
+    return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), truncated=budget.spent_out,
+                       disagreements=reader_disagreements(conn))
 
 
 # --------------------------------------------------------------------------- duplicates

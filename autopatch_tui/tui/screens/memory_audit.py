@@ -36,7 +36,7 @@ COLUMNS = (Col("type", "Finding", 10), Col("items", "Items", 5, drop=1), Col("wh
 @dataclass(frozen=True)
 class Row:
     key: str
-    type: str  # duplicate | conflict | stale
+    type: str  # duplicate | conflict | stale | readers
     ids: tuple[str, ...]
     why: str
     stale: tuple[str, ...] = ()
@@ -47,6 +47,8 @@ def finding_rows(report: AuditReport) -> list[Row]:
     rows += [Row(f"con-{n}", "conflict", tuple(f.ids), f.why) for n, f in enumerate(report.conflicts)]
     rows += [Row(f"sta-{n}", "stale", (s.id,), "no file matches " + ", ".join(s.paths), tuple(s.paths))
              for n, s in enumerate(report.stale_paths)]
+    rows += [Row(f"rd-{n}", "readers", (d.id,), "the gate and the model read its source turn differently: "
+                 + ", ".join(d.rules)) for n, d in enumerate(report.disagreements)]
     return rows
 
 
