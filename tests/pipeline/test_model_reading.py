@@ -11,6 +11,8 @@ import json
 import pytest
 
 from autopatch_tui.core.errors import MemoryContractError
+from autopatch_tui.core.memory.job_table import read_job_table
+from autopatch_tui.core.memory.refusal_words import RULE_WORDS
 from autopatch_tui.core.memory.refusals import parse_disagreements, parse_verdict, refusal_counts
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut, validate_reply
 from autopatch_tui.core.pipeline.extraction_rules import job_verdict
@@ -163,6 +165,10 @@ def test_the_gate_keeps_a_withdrawn_rule_the_model_refuses_it(pipe, llm_stub):
     assert parse_disagreements(job["failure_rule"]) == {"model_reading": 1}
     assert refusal_counts(pipe.store.conn()) == {"model_reading": 1}
     assert pipe.status().refusals == {"model_reading": 1}
+    # the turn's "not remembered" note names it in words, the disagreement is no second note
+    notes = pipe.turn_memory([t2.turn_id])[t2.turn_id]
+    assert [(n.outcome, n.reason, n.count) for n in notes] == [("not_remembered", RULE_WORDS["model_reading"], 1)]
+    assert dict(read_job_table(pipe.paths.db).refusals) == {"model_reading": 1}  # the Jobs screen's counts
 
 
 def test_the_model_reads_a_lasting_rule_the_gate_refuses_both_are_recorded(pipe, llm_stub):
@@ -186,7 +192,7 @@ def test_agreeing_readers_record_no_disagreement(pipe, llm_stub):
     assert job_of_turn(pipe, t)["failure_rule"] == "one_off_scope:1"
 
 
-def test_audit_lists_the_items_of_a_turn_where_the_readers_disagreed(pipe, llm_stub):
+def test_audit_lists_the_items_of_a_turn_where_the_readers_disagreed(pipe, llm_stub, capsys):
     calm = add_turn(pipe, "Always pin exact versions in requirements.txt.", "OK.")
     mixed = add_turn(pipe, "Always run ruff before a commit. use pnpm for everything. actually no, scratch that",
                      "OK.")
@@ -206,3 +212,14 @@ def test_audit_lists_the_items_of_a_turn_where_the_readers_disagreed(pipe, llm_s
     doc = report.as_json()
     assert doc["reader_disagreements"] == [{"id": items["ruff before commit"], "rules": ["model_reading"]}]
     assert {"checked", "duplicates", "conflicts", "stale_paths"} <= set(doc)  # the earlier document, unchanged
+    # the CLI's text lists it too, by ID and rule names only
+    import argparse
+
+    from autopatch_tui.cli.review_cmds import cmd_audit
+
+    capsys.readouterr()
+    assert cmd_audit(pipe, argparse.Namespace(json=False)) == 0
+    text = capsys.readouterr().out
+    assert "1 item(s) the two readers disagreed on" in text
+    assert f"readers:   {items['ruff before commit']} — the gate and the model read its source turn differently" \
+           " (model_reading)" in text
