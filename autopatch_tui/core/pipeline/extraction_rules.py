@@ -59,7 +59,8 @@ def job_verdict(refusals: Counter[str], disagreements: Counter[str], limit: int 
     """A job's safe verdict: its refusal pairs (`safe_summary`), then the readers' disagreements as
     `d-RULE:count` pairs (`model_reading.py`), within `limit` characters. When the readers disagreed,
     room is kept for the first disagreement pair, so `memory audit` can always see it."""
-    parts = [f"{DISAGREEMENT_PREFIX}{rule}:{n}" for rule, n in sorted(disagreements.items(), key=lambda kv: (-kv[1], kv[0]))]
+    ordered = sorted(disagreements.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [f"{DISAGREEMENT_PREFIX}{rule}:{n}" for rule, n in ordered]
     reserve = len(parts[0]) + 1 if parts else 0
     out = safe_summary(refusals, limit - reserve) or ""
     for part in parts:
