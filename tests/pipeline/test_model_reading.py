@@ -218,7 +218,7 @@ def test_audit_lists_the_items_of_a_turn_where_the_readers_disagreed(pipe, llm_s
     from autopatch_tui.cli.review_cmds import cmd_audit
 
     capsys.readouterr()
-    assert cmd_audit(pipe, argparse.Namespace(json=False)) == 0
+    assert cmd_audit(pipe, argparse.Namespace(json=False, limit=None, after=None)) == 0
     text = capsys.readouterr().out
     assert "1 item(s) the two readers disagreed on" in text
     assert f"readers:   {items['ruff before commit']} — the gate and the model read its source turn differently" \
