@@ -21,7 +21,8 @@ stores are never touched):
 Per case it writes one line to the results file (JSON lines, keyed by the case ID; default
 `memory_eval_results.jsonl` in the working folder) as soon as the case is done, and a rerun skips
 every case the file already holds: an interrupted run (Ctrl-C, a crash, a server restart) resumes
-where it stopped, and the case that was running is run again. The line holds what was stored (kind,
+where it stopped, and the case that was running is run again — so is a case whose Memory jobs did
+not all end (a transient provider error leaves a job to retry; its line says `"complete": false`). The line holds what was stored (kind,
 strength, recall, whether it matches a legitimate or a wrong candidate of the case), the refusals and
 the readers' disagreements by rule, job outcomes and the seconds per turn; the stored subjects only
 with `--with-text` (model-written text, like any reply, stays out of the file otherwise).
@@ -205,6 +206,10 @@ def run_case(case: EvalCase, settings: Any, scratch: Path, *, scripted: bool, wi
             conn = mgr.store.conn()
             jobs = Counter(f"{r[0]}:{r[1]}" + (f":{r[2]}" if r[2] else "") for r in conn.execute(
                 "SELECT kind, status, failure_category FROM memory_jobs"))
+            # a job still open (a transient error: the server was down, restarting, timed out) leaves
+            # the case incomplete: its line is kept for the record, and a rerun runs the case again
+            open_jobs = conn.execute("SELECT count(*) FROM memory_jobs WHERE status IN"
+                                     " ('pending', 'leased', 'retry_wait')").fetchone()[0]
             disagreements: Counter[str] = Counter()
             for (rule,) in conn.execute("SELECT failure_rule FROM memory_jobs WHERE kind = 'extraction'"
                                         " AND failure_category IS NULL AND failure_rule IS NOT NULL"):
@@ -226,7 +231,7 @@ def run_case(case: EvalCase, settings: Any, scratch: Path, *, scripted: bool, wi
             refusals = refusal_counts(conn)
         finally:
             mgr.close()
-    return {"id": case.id, "corpus": case.corpus, "category": case.category, "lang": case.lang,
+    return {"id": case.id, "complete": open_jobs == 0, "corpus": case.corpus, "category": case.category, "lang": case.lang,
             "turns": len(case.turns), "seconds": round(time.perf_counter() - started, 3), "stored": stored,
             "legit": len(case.legit), "legit_found": found, "refusals": refusals,
             "disagreements": dict(disagreements), "jobs": dict(jobs), "errors": errors}
@@ -236,7 +241,8 @@ def run_case(case: EvalCase, settings: Any, scratch: Path, *, scripted: bool, wi
 
 
 def read_results(path: Path) -> dict[str, dict[str, Any]]:
-    """The cases already done, by ID; a line cut short by an interruption is skipped (run again)."""
+    """The cases already done, by ID; a line cut short by an interruption, or of a case whose Memory
+    jobs did not all end (`complete` false), is skipped: the case runs again."""
     done: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return done
@@ -245,7 +251,7 @@ def read_results(path: Path) -> dict[str, dict[str, Any]]:
             row = json.loads(line)
         except ValueError:
             continue
-        if isinstance(row, dict) and isinstance(row.get("id"), str):
+        if isinstance(row, dict) and isinstance(row.get("id"), str) and row.get("complete", True):
             done[row["id"]] = row
     return done
 
@@ -357,9 +363,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 row = run_case(case, settings, Path(scratch), scripted=args.scripted_answers,
                                with_text=args.with_text)
                 append_result(args.results, row)
-                done[case.id] = row
+                if row["complete"]:
+                    done[case.id] = row
                 print(f"[{n}/{len(todo)}] {case.id}: stored {len(row['stored'])}, {row['seconds']:.1f} s"
-                      + (f", {', '.join(row['errors'])}" if row["errors"] else ""), flush=True)
+                      + (f", {', '.join(row['errors'])}" if row["errors"] else "")
+                      + ("" if row["complete"] else " — INCOMPLETE (Memory jobs left open: "
+                         + ", ".join(k for k in row["jobs"] if ":retry_wait" in k or ":pending" in k)
+                         + "); it runs again next time"), flush=True)
         except KeyboardInterrupt:
             print(f"\ninterrupted: {len(done)} cases are in {args.results}; run again to resume", flush=True)
             return 130

@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.support.llm_stub import CapturedRequest
+from tests.support.llm_stub import CapturedRequest, Reply
 from tests.support.pipeline_helpers import create_all, payload_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,3 +105,27 @@ def test_the_eval_runs_two_cases_and_resumes_after_an_interrupt(llm_stub, tmp_pa
     assert "1 already done" in out
     assert "corpus:preference" in out and "corpus:one_off" in out  # the per-category report
     assert "subject" not in json.dumps(rows)  # no model-written text without --with-text
+
+
+def test_a_case_whose_memory_jobs_did_not_end_runs_again(llm_stub, tmp_path):
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps({"writer": "smoke", "cases": [_case("s-keep", KEEP, "keep", "preference")]}))
+    llm_stub.default("chat", "Noted.")
+    llm_stub.default("extraction", Reply(status=503))  # a server still starting
+    llm_stub.default("consolidation", create_all)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPATCH_")}
+    env.update(AUTOPATCH_LLM_BASE_URL=llm_stub.base_url, AUTOPATCH_LLM_MODEL="gpt-4o", AUTOPATCH_LLM_API_KEY="test-key",
+               AUTOPATCH_LLM_MAX_RETRIES="0", AUTOPATCH_HOME=str(tmp_path / "home"))
+    results = tmp_path / "results.jsonl"
+    args = ["--run", "--corpus", str(corpus), "--results", str(results)]
+    out, err = _run(args, env, tmp_path).communicate(timeout=120)
+    assert "INCOMPLETE" in out, (out, err)
+    [row] = [json.loads(line) for line in results.read_text().splitlines()]
+    assert row["complete"] is False and row["stored"] == []
+
+    llm_stub.default("extraction", _extraction)  # the server is up now
+    out, err = _run(args, env, tmp_path).communicate(timeout=120)
+    assert "0 already done" in out and "1 to run" in out, (out, err)
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [r["complete"] for r in rows] == [False, True] and rows[1]["stored"][0]["match"] == "legit"
+    assert "corpus:preference  1" in out  # the report counts the case once, from its complete line
