@@ -13,6 +13,8 @@ over them plus indexed lookups, so it stays well under a second at 10k items (`b
   resolved lexically first; an entry that leaves the repository is stale): a literal path that
   does not exist; a glob that covers no file (git's tracked and untracked files that are
   not ignored; outside git, every file but those under `.git/` and `.autopatch-j/`).
+- **stale claims**: a decision's or preference's claim the repository contradicts (a path it names,
+  a package manager by lock file, a tool by manifest, a runtime version): `core.claims`.
 - **reader disagreements**: items that came from a turn where the gate and the extraction model's
   own reading disagreed (`reader_disagreements.py`), with the rule names recorded there."""
 
@@ -30,6 +32,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from autopatch_tui.core.claims.check import StaleClaim
+from autopatch_tui.core.claims.store import stale_claims
 from autopatch_tui.core.memory.audit_text import Clause, clauses
 from autopatch_tui.core.memory.reader_disagreements import ReaderDisagreement, reader_disagreements
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
@@ -68,6 +72,7 @@ class AuditReport:
     duplicates: list[Finding] = field(default_factory=list)
     conflicts: list[Finding] = field(default_factory=list)
     stale_paths: list[StalePaths] = field(default_factory=list)
+    stale_claims: list[StaleClaim] = field(default_factory=list)
     # the conflict check stopped at MAX_PAIR_CHECKS comparisons: the conflicts listed are some of them
     truncated: bool = False
     # items from a turn where the gate and the model's own reading disagreed (`reader_disagreements.py`)
@@ -77,6 +82,7 @@ class AuditReport:
         out: dict[str, object] = {"checked": self.checked, "duplicates": [f.as_json() for f in self.duplicates],
                                   "conflicts": [f.as_json() for f in self.conflicts],
                                   "stale_paths": [s.as_json() for s in self.stale_paths],
+                                  "stale_claims": [s.as_json() for s in self.stale_claims],
                                   "reader_disagreements": [d.as_json() for d in self.disagreements]}
         if self.truncated:  # only then: the contract's document is unchanged otherwise
             out["truncated"] = True
@@ -116,8 +122,8 @@ def run_audit(conn: sqlite3.Connection, repo: Path) -> AuditReport:
     items = load_items(conn)
     budget = PairBudget()
     found = conflicts(items, budget)
-    return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), truncated=budget.spent_out,
-                       disagreements=reader_disagreements(conn))
+    return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), stale_claims(conn, repo),
+                       truncated=budget.spent_out, disagreements=reader_disagreements(conn))
 
 
 # --------------------------------------------------------------------------- duplicates

@@ -25,6 +25,7 @@ from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
 from autopatch_tui.core.pipeline.model_reading import DISAGREEMENT_PREFIX, second_reading
 from autopatch_tui.core.pipeline.model_reading import RULE as MODEL_READING_RULE
+from autopatch_tui.core.pipeline.secret_gate import SECRET_RULE, candidate_has_secret
 from autopatch_tui.core.pipeline.semantic_gate import (
     aliases_cover_decision,
     refuse_candidate,
@@ -234,12 +235,13 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repai
     for i, cand in enumerate(out.candidates):
         if not _check_sources(i, cand, inp, turns, verdict):
             continue
-        rule = _policy(cand, inp, turns)
+        # a secret first: whatever else the candidate is, its text must never be stored
+        rule = SECRET_RULE if candidate_has_secret(cand) else _policy(cand, inp, turns)
         judgement = None if rule else refuse_candidate(cand, inp, turns)
         rule = rule or (judgement.rule if judgement else None)
         # the model's own reading (`evidence`), beside the gate's: kept only when neither refuses
         second = second_reading(cand, rule, bool(judgement and judgement.lasting))
-        if second.disagreement:
+        if second.disagreement and rule != SECRET_RULE:  # a secret is no reading to disagree on
             verdict.disagree(second.disagreement, cand, inp)
         rule = rule or (MODEL_READING_RULE if second.refuses else None)
         if rule:
