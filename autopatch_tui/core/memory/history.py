@@ -70,6 +70,13 @@ def recent_turns(conn: sqlite3.Connection, thread_id: str, limit: int = 30) -> l
     return list(reversed(thread_turns(conn, thread_id, limit=limit, newest_first=True)))
 
 
+def turns_before(conn: sqlite3.Connection, thread_id: str, sequence: int, limit: int) -> list[TurnInfo]:
+    """Up to `limit` turns of the thread just before `sequence`, oldest first (the chat pages back)."""
+    rows = conn.execute("SELECT * FROM turns WHERE thread_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?",
+                        (thread_id, sequence, min(limit, MAX_PAGE))).fetchall()
+    return [_turn(r) for r in reversed(rows)]
+
+
 def search_turns(conn: sqlite3.Connection, text: str, *, limit: int = 200) -> list[TurnInfo]:
     """Turns whose user or assistant text contains `text` (case-insensitive for ASCII), newest first."""
     like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
