@@ -146,16 +146,18 @@ def test_the_job_verdict_keeps_room_for_the_disagreement():
 # --------------------------------------------------------------------------- through the pipeline
 
 
-def test_the_gate_keeps_a_withdrawn_rule_the_model_refuses_it(pipe, llm_stub):
-    text = "use pnpm for everything. actually no, scratch that, npm stays"
+def test_the_gate_keeps_a_rule_the_model_reads_as_withdrawn_the_model_refuses_it(pipe, llm_stub):
+    """The model may see what the gate cannot (a withdrawal in words no mechanism knows, a later
+    turn outside the batch): its reading alone refuses, with its own rule."""
+    text = "Always use pnpm for installs."
     t = add_turn(pipe, text, "OK.")
-    c = cand(src(t, "user", "use pnpm for everything."), subject="package manager", statement="Use pnpm.")
-    # the gate alone keeps it (the old behaviour this reading corrects)
+    c = cand(src(t, "user", text), subject="package manager", statement="Use pnpm.")
+    # the gate alone keeps it (a reply without evidence: judged as before)
     assert _step(pipe, llm_stub, c).status == "succeeded"
     assert [x["subject"] for x in candidates(pipe, "pending")] == ["package manager"]
 
     t2 = add_turn(pipe, text, "OK.")
-    c2 = cand(src(t2, "user", "use pnpm for everything."), subject="package manager 2", statement="Use pnpm.")
+    c2 = cand(src(t2, "user", text), subject="package manager 2", statement="Use pnpm.")
     out = _step(pipe, llm_stub, _with(c2, _ev(stance="withdrawn")))
     assert out.status == "succeeded_no_output"
     assert [x["subject"] for x in candidates(pipe, "pending")] == ["package manager"]
@@ -194,15 +196,14 @@ def test_agreeing_readers_record_no_disagreement(pipe, llm_stub):
 
 def test_audit_lists_the_items_of_a_turn_where_the_readers_disagreed(pipe, llm_stub, capsys):
     calm = add_turn(pipe, "Always pin exact versions in requirements.txt.", "OK.")
-    mixed = add_turn(pipe, "Always run ruff before a commit. use pnpm for everything. actually no, scratch that",
-                     "OK.")
+    mixed = add_turn(pipe, "Always run ruff before a commit. Always use pnpm for installs.", "OK.")
     llm_stub.default("consolidation", create_all)
     _step(pipe, llm_stub,
           _with(cand(src(calm, "user", "Always pin exact versions in requirements.txt."), subject="version pinning",
                      statement="Pin exact versions."), USER_LASTING),
           _with(cand(src(mixed, "user", "Always run ruff before a commit."), subject="ruff before commit",
                      statement="Run ruff before every commit."), USER_LASTING),
-          _with(cand(src(mixed, "user", "use pnpm for everything."), subject="package manager",
+          _with(cand(src(mixed, "user", "Always use pnpm for installs."), subject="package manager",
                      statement="Use pnpm."), _ev(stance="withdrawn")))
     assert pipe.runner.step(force=True).kind == "consolidation"
     items = {i.subject: i.id for i in pipe.list_items()}
