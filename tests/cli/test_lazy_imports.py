@@ -82,3 +82,30 @@ def test_help_version_and_usage_errors_import_no_memory_code(argv: list[str], co
     assert result["code"] == code, result
     assert result["loaded"] == [], result
     assert "Traceback" not in result["stderr"]
+
+
+PROMOTE_AGAIN = """
+import contextlib, io, json, sys
+from autopatch_tui.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(["memory", "promote", ITEM, "--yes", "--json"])
+import autopatch_tui.core.repair.patch_files  # what `forget` and a write import: no socket, no OpenSSL either
+print(json.dumps({"code": code, "written": json.loads(out.getvalue())["written"],
+                  "loaded": [m for m in ("ctypes", "_ctypes", "socket", "_socket", "_hashlib") if m in sys.modules]}))
+"""
+
+
+def test_promote_with_nothing_to_write_loads_no_ctypes_socket_or_openssl(manager, repo, isolated_env) -> None:
+    """`memory promote` of items the file already holds writes nothing: it loads neither `ctypes`
+    (the swap's `renameat2`) nor `socket` and OpenSSL's `hashlib` (the temporary names' host tag)."""
+    from tests.support.recall_seed import seed_item
+
+    item = seed_item(manager.store.conn(), subject="tabs", statement="Indent with tabs.")
+    first = subprocess.run([sys.executable, "-m", "autopatch_tui", "memory", "promote", item.logical_id, "--yes",
+                            "--json"], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0 and json.loads(first.stdout)["written"] is True, first.stderr[-300:]
+    out = subprocess.run([sys.executable, "-c", f"ITEM = {item.logical_id!r}\n" + PROMOTE_AGAIN], cwd=repo,
+                         capture_output=True, text=True, timeout=60)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"code": 0, "written": False, "loaded": []}, out.stderr[-300:]
