@@ -13,18 +13,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from autopatch_tui.cli.after_answer import check_after_answer
-from autopatch_tui.cli.chat_cmds import add_chat_parsers
-from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY, add_memory_parsers
 from autopatch_tui import __version__
 from autopatch_tui.cli.output import fail, start_run, warn
 from autopatch_tui.cli.signals import Terminated, command_signals
-from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL, add_store_parsers
 from autopatch_tui.cli.validate import require_repo_dir
 from autopatch_tui.core.errors import AutopatchError, MemoryDegradedError, UsageError
 
 # `--help`, `--version` and usage errors import no Memory code (issue 23): the settings, the log,
 # the manager and what a command runs are imported in `_dispatch`, once the arguments are good.
+# `--version` alone builds no parser and imports no command module (issue 33): `main` answers it.
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED = 0, 1, 2, 3
@@ -90,13 +87,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageProblem(message, self.format_usage())
 
 
+VERSION_TEXT = f"autopatch-tui {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from autopatch_tui.cli.chat_cmds import add_chat_parsers
+    from autopatch_tui.cli.memory_cmds import add_memory_parsers
+    from autopatch_tui.cli.store_cmds import add_store_parsers
+
     common = _Parser(add_help=False)
     common.add_argument("--repo", default=argparse.SUPPRESS, help="the repository (default: the current folder's)")
     parser = _Parser(prog="autopatch-tui", description="Chat with an AI code assistant about a repository, "
                      "with a durable, auditable project Memory.", parents=[common], epilog=HELP_EPILOG,
                      formatter_class=_EpilogFormatter)
-    parser.add_argument("--version", action="version", version=f"autopatch-tui {__version__}")
+    parser.add_argument("--version", action="version", version=VERSION_TEXT)
     parser.set_defaults(handler=None)
     # an explicit `prog` spares argparse a help formatter (and its `shutil` import) per subparser group
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog=parser.prog)
@@ -148,6 +152,10 @@ def _is_utf8(arg: str) -> bool:
 
 
 def _dispatch(args: argparse.Namespace, command: str) -> int:
+    from autopatch_tui.cli.after_answer import check_after_answer
+    from autopatch_tui.cli.memory_cmds import WORKS_DEGRADED, WORKS_READ_ONLY
+    from autopatch_tui.cli.store_cmds import REGISTRY_LEVEL
+
     repo = getattr(args, "repo", None)
     try:
         from autopatch_tui.core.logs import setup_file_log
@@ -237,6 +245,9 @@ QUIET_LOGGERS = ("httpx", "httpcore", "httpx2", "httpcore2", "openai")  # they w
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:  # what argparse would print, unbuilt
+        print(VERSION_TEXT)
+        return EXIT_OK
     from autopatch_tui.core.logs import guard_handler
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)

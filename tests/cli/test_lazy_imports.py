@@ -109,3 +109,34 @@ def test_promote_with_nothing_to_write_loads_no_ctypes_socket_or_openssl(manager
                          capture_output=True, text=True, timeout=60)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"code": 0, "written": False, "loaded": []}, out.stderr[-300:]
+
+
+VERSION_ONLY = """
+import contextlib, io, json, sys
+from autopatch_tui.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        code = main(["--version"])
+    except SystemExit as exc:
+        code = exc.code
+loaded = sorted(m for m in sys.modules if m.startswith("autopatch_tui.cli.") and m not in
+                ("autopatch_tui.cli.main", "autopatch_tui.cli.output", "autopatch_tui.cli.signals",
+                 "autopatch_tui.cli.validate"))
+with contextlib.redirect_stdout(io.StringIO()) as argparse_out:  # what the parser itself prints for it
+    try:
+        __import__("autopatch_tui.cli.main").cli.main.build_parser().parse_args(["--version"])
+    except SystemExit:
+        pass
+print(json.dumps({"code": code, "out": out.getvalue(), "argparse": argparse_out.getvalue(), "loaded": loaded}))
+"""
+
+
+def test_version_builds_no_parser_and_imports_no_command_module(repo, isolated_env) -> None:
+    """`--version` alone is answered before the parser is built: no command module (chat, memory,
+    stores, review, the after-answer check) is imported, and the line is the one argparse prints."""
+    out = subprocess.run([sys.executable, "-c", VERSION_ONLY], cwd=repo, capture_output=True, text=True, timeout=60,
+                         check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0 and result["loaded"] == [], result
+    assert result["out"] == result["argparse"] and result["out"].startswith("autopatch-tui "), result
