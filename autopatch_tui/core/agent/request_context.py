@@ -29,6 +29,7 @@ from autopatch_tui.core.agent import prompt_report as pr
 from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
 from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.agent.tools import ToolBox
+from autopatch_tui.core.claims.store import map_doubts
 from autopatch_tui.core.errors import ConfigError, NoModelError
 from autopatch_tui.core.events import PromptMeasured
 from autopatch_tui.core.instructions.files import Instructions, load_instructions
@@ -128,6 +129,9 @@ class RequestContext:
         session.map_leaves = promoted_rows(self.manager.store.conn(), promoted)
         session.expose(list(promoted)[:MAX_PROMOTED_IDS])  # the model sees these IDs in the files: it may read them
         memory_map = session.memory_map()
+        # the items whose claims the repository contradicts say so (cached by the manifests' stat)
+        memory_map.doubts = map_doubts(self.manager.store.conn(), self.manager.repo,
+                                       [m.row for m in memory_map.standing + memory_map.relevant])
         rendered = memory_map.render()
         history = (ctx.history_messages(self.manager.store.conn(), self.handle.thread_id, self.handle.sequence,
                                         budget.history_tokens) if self.policy.include_history else [])

@@ -44,6 +44,7 @@ from autopatch_tui.core.instructions.section import (
 )
 from autopatch_tui.core.memory.items import resolve_logical_id
 from autopatch_tui.core.paths import find_symlink
+from autopatch_tui.core.secrets import mask
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
@@ -231,12 +232,13 @@ def _bullet(conn: sqlite3.Connection, raw_id: str) -> tuple[Bullet, int]:
         (row["row_id"],)).fetchone()
     quote = source["quote"] if source is not None else None
     when = source["created_at"] if source is not None and source["created_at"] is not None else row["updated_at"]
+    statement = mask(row["statement"])  # an older item may hold a secret: a promote never writes one (§10)
     try:
-        lines = render_bullet(logical, row["statement"], quote, _date(when))
+        lines = render_bullet(logical, statement, mask(quote) if quote is not None else None, _date(when))
     except SectionError as exc:
         shown = visible(logical[:80]) + ("…" if len(logical) > 80 else "")
         raise PromoteError(f"Memory item {shown} cannot be promoted: {exc}") from None
-    return Bullet(logical, one_line(row["statement"]), lines), row["revision"]
+    return Bullet(logical, one_line(statement), lines), row["revision"]
 
 
 def _gone(conn: sqlite3.Connection, item_id: str) -> bool:
