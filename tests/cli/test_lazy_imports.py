@@ -120,9 +120,8 @@ with contextlib.redirect_stdout(out):
         code = main(["--version"])
     except SystemExit as exc:
         code = exc.code
-loaded = sorted(m for m in sys.modules if m.startswith("autopatch_tui.cli.") and m not in
-                ("autopatch_tui.cli.main", "autopatch_tui.cli.output", "autopatch_tui.cli.signals",
-                 "autopatch_tui.cli.validate"))
+loaded = sorted(m for m in sys.modules if (m.startswith("autopatch_tui.cli.") and m != "autopatch_tui.cli.main")
+                or m in ("logging", "signal", "typing"))
 with contextlib.redirect_stdout(io.StringIO()) as argparse_out:  # what the parser itself prints for it
     try:
         __import__("autopatch_tui.cli.main").cli.main.build_parser().parse_args(["--version"])
@@ -134,7 +133,8 @@ print(json.dumps({"code": code, "out": out.getvalue(), "argparse": argparse_out.
 
 def test_version_builds_no_parser_and_imports_no_command_module(repo, isolated_env) -> None:
     """`--version` alone is answered before the parser is built: no command module (chat, memory,
-    stores, review, the after-answer check) is imported, and the line is the one argparse prints."""
+    stores, review, the after-answer check, the output and signal helpers) is imported, nor
+    `logging`, `signal` or `typing` (none in the floor), and the line is the one argparse prints."""
     out = subprocess.run([sys.executable, "-c", VERSION_ONLY], cwd=repo, capture_output=True, text=True, timeout=60,
                          check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
