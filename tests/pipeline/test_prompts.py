@@ -17,7 +17,7 @@ def test_every_example_of_the_prompt_is_judged_as_it_says(text, quote, outcome):
     reading = read_quote(text, quote or text)
     if outcome.startswith("keep"):
         assert reading.refusal() is None, (text, reading)
-        assert reading.lasting is ("hard/always" in outcome), (text, reading)
+        assert "hard/always" in outcome, (text, outcome)  # no "kept but lowered" (issue 29)
     else:
         assert reading.refusal() is not None, (text, reading)
     assert f'"{text}" -> {outcome}' in EXTRACTION_SYSTEM

@@ -10,6 +10,9 @@ import re
 RULE_WORDS: dict[str, str] = {
     "secret": "it contains a secret (a key, a token or a password)",
     "one_off_scope": "one-off request",
+    "withdrawn": "you took it back",
+    "relayed": "someone else's words, not yours",
+    "ironic": "said ironically",
     "code_fact": "a fact about the code, not a decision",
     "hedged": "a maybe, not a decision",
     "undecided": "still an open point",

@@ -11,9 +11,11 @@ Two kinds of findings:
   batch user source (`Verdict.refusals`), so a turn's refusals land on its own job.
 The repaired reply goes through every rule again: a Chinese decision whose aliases still do not
 cover it after the one repair is refused (`cjk_decision_needs_english_alias`), never tolerated.
-Strength and recall follow the evidence: `hard` + `always` exactly when the gate read the clause as
-lasting, else `soft` + `on_match` (changes counted as adjustments); inferred repetitions and
-discussions are always `soft` + `on_match`."""
+Strength and recall follow the spec, never "kept but lowered": a candidate the gate keeps is the
+user's explicit or adopted lasting statement (anything it cannot read so is refused with a rule), so
+it is `hard` (explicit) + `always` (it lasts: a standing rule stated without a limit lasts); changes
+from the model's proposal are counted as adjustments. Inferred repetitions and discussions are always
+`soft` + `on_match`."""
 
 from __future__ import annotations
 
@@ -178,10 +180,11 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
     return None
 
 
-def _standing(cand: CandidateOut, lasting: bool, verdict: Verdict) -> CandidateOut:
-    """Strength and recall from the evidence: hard + always exactly when the clause lasts."""
-    if cand.origin == "inferred_repetition" or cand.kind == "discussion_context":
-        lasting = False
+def _standing(cand: CandidateOut, verdict: Verdict) -> CandidateOut:
+    """Strength and recall of a kept candidate: an explicit or adopted preference or decision the
+    gate kept is a lasting statement (a limited, hedged, relayed, withdrawn … one is refused, never
+    lowered): hard + always; an inferred repetition or a discussion: soft + on_match."""
+    lasting = cand.origin != "inferred_repetition" and cand.kind != "discussion_context"
     want = {"strength": "hard" if lasting else "soft", "recall_mode": "always" if lasting else "on_match"}
     changes = {k: v for k, v in want.items() if getattr(cand, k) != v}
     for k in changes:
@@ -217,7 +220,7 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repai
                 verdict.violations.append(Violation(ALIAS_RULE, f"candidates[{i}].aliases"))
             continue
         # judgement None: the gate is switched off (bench/quality.py --baseline): the model's standing
-        verdict.accepted.append(_standing(cand, judgement.lasting, verdict) if judgement else cand)
+        verdict.accepted.append(_standing(cand, verdict) if judgement else cand)
     return verdict
 
 

@@ -11,7 +11,7 @@ PROMPT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
     ("Skip the docs this time, but from now on every module gets a README.", "from now on every module gets a README",
      "keep, hard/always (quote the second clause)"),
     ("House rule: every migration has a down step.", None, "keep, hard/always"),
-    ("测试用 pytest，不要用 unittest。", None, "keep, soft/on_match"),
+    ("测试用 pytest，不要用 unittest。", None, "keep, hard/always"),
     ("For this answer, keep it short.", None, "refuse: one-off"),
     ("这次先不写测试。", None, "refuse: one-off"),
     ("The worker pool has eight threads.", None, "refuse: code fact"),
@@ -60,9 +60,8 @@ Evidence rules (a program checks every candidate the same way and drops the ones
   Cite BOTH the assistant's proposal (a suggestion, not a question or a report) and the user's reply.
 - discussion_context: an undecided project trade-off the user raised and wants to continue. Cite the
   user only; no code facts; no outcome the user did not state ("X wins", 已确认).
-- strength "hard" + recall_mode "always" exactly when the user's words say it lasts ("always",
-  "never", "from now on", "for every/all new …", "keep in mind", "this is settled", 以后, 统一, 一律);
-  otherwise "soft" + "on_match".
+- a kept explicit or adopted preference/decision is "hard" + "always": a rule stated without a limit
+  lasts; a withdrawn, ironic or someone else's statement is not Memory.
 - origin "inferred_repetition" only for the same correction repeated in at least three distinct review
   turns with distinct finding evidence keys across at least two files; always "soft" / "on_match".
 - Paths go into applies_to_paths (repo-relative globs; [] = whole project), not the subject.
