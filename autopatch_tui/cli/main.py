@@ -86,10 +86,29 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if message.startswith("unrecognized arguments:") and "--json" in message.split(":", 1)[1].split():
+            what = "the full-screen app" if self.prog == "autopatch-tui" else f"`{self.prog}`"
+            message = f"{what} has no --json form; run a command with --json"
         raise UsageProblem(message, self.format_usage())
 
 
 VERSION_TEXT = f"autopatch-tui {__version__}"
+
+
+class _Version(argparse.Action):
+    """`--version`: the version line, or with `--json` anywhere on the line `{"version": str}`."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[no-untyped-def]
+        from autopatch_tui.cli.output import RUN, emit_json, say
+
+        if RUN.json_mode:
+            emit_json({"version": __version__})
+        else:
+            say(VERSION_TEXT)
+        parser.exit(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autopatch-tui", description="Chat with an AI code assistant about a repository, "
                      "with a durable, auditable project Memory.", parents=[common], epilog=HELP_EPILOG,
                      formatter_class=_EpilogFormatter)
-    parser.add_argument("--version", action="version", version=VERSION_TEXT)
+    parser.add_argument("--version", action=_Version, help="print the version and exit (`--json`: {\"version\"})")
     parser.set_defaults(handler=None)
     # an explicit `prog` spares argparse a help formatter (and its `shutil` import) per subparser group
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog=parser.prog)
@@ -184,10 +203,18 @@ def _dispatch(args: argparse.Namespace, command: str) -> int:
             if args.handler in REGISTRY_LEVEL:  # the per-user registry: no store for the working directory
                 return int(args.handler(settings, args))
             precheck = getattr(args, "precheck", None)
-            if precheck is not None:  # argument checks that need the repository, before its store is opened
+            without_store = getattr(args.handler, "without_store", None)
+            if precheck is not None or without_store is not None:
                 from autopatch_tui.core.identity.repo import resolve_repo_root
 
-                precheck(args, resolve_repo_root(repo if repo is not None else Path.cwd()))
+                root = resolve_repo_root(repo if repo is not None else Path.cwd())
+                if precheck is not None:  # argument checks that need the repository, before its store is opened
+                    precheck(args, root)
+                if without_store is not None:  # a read that never creates a store where there is none
+                    from autopatch_tui.core.stores.presence import has_memory
+
+                    if not has_memory(root, settings.home):
+                        return int(without_store(root, args))
             from autopatch_tui.core.manager import MemoryManager
 
             mgr = MemoryManager.open(repo, settings)

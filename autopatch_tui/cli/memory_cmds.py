@@ -50,6 +50,37 @@ def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
+def no_memory_line(repo: Path) -> str:
+    from autopatch_tui.core.paths import StorePaths
+    from autopatch_tui.core.stores.presence import NO_MEMORY_YET
+
+    return (f"{NO_MEMORY_YET}: {StorePaths(repo).db} does not exist; the first chat turn creates it.")
+
+
+def status_without_store(repo: Path, args: argparse.Namespace) -> int:
+    """`memory status` where no store exists: nothing is created; the §5 document of an empty,
+    healthy Memory (schema_version 0: no file; active_thread_id null, every count 0)."""
+    if args.json:
+        from autopatch_tui.core.memory.status import missing_status
+        from autopatch_tui.core.paths import StorePaths
+
+        emit_json(missing_status(StorePaths(repo)))
+    else:
+        say(no_memory_line(repo))
+    return 0
+
+
+cmd_status.without_store = status_without_store  # type: ignore[attr-defined]
+
+
+def list_without_store(repo: Path, args: argparse.Namespace) -> int:
+    if args.json:
+        emit_json({"items": [], "next": None})
+    else:
+        say(no_memory_line(repo))
+    return 0
+
+
 def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     """`--json` without `--limit`/`--after`: every item, streamed (constant memory), `"next": null`.
     Otherwise one page (human output: the first 50 without `--limit`), the cursor of the next
@@ -89,6 +120,9 @@ def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
+cmd_list.without_store = list_without_store  # type: ignore[attr-defined]
+
+
 def more_line(page: Page, command: str) -> str:
     """The line under a page that has more after it: how many, and the command for the next page."""
     return f"... {page.more:,} more: `{command} --after {page.next}`"
@@ -110,6 +144,9 @@ def cmd_forget(mgr: MemoryManager, args: argparse.Namespace) -> int:
     from autopatch_tui.core.instructions.promote import forget_note
 
     logical = mgr.forget(args.id)
+    if args.json:
+        emit_json({"forgotten": logical})
+        return 0
     say(f"Forgot {logical}: it no longer appears in listings or recall.")
     say("The raw conversation turns it came from are kept; `memory clear --confirm` deletes everything.")
     note = forget_note(mgr.repo, logical)
@@ -122,6 +159,9 @@ def cmd_clear(mgr: MemoryManager, args: argparse.Namespace) -> int:
     thread_id = mgr.clear(confirm=args.confirm)
     for moved in mgr.moved_aside:
         warn(f"moved aside (not deleted): {moved}")
+    if args.json:
+        emit_json({"cleared": True, "thread_id": thread_id})
+        return 0
     say(f"Memory cleared. New empty active thread: {thread_id}. Existing exports were kept.")
     return 0
 
@@ -267,12 +307,12 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
 
     p = msub.add_parser("forget", help="forget one item (raw turns are kept)", parents=[common])
     p.add_argument("id", type=record_id)
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_forget)
 
     p = msub.add_parser("clear", help="delete all Memory data (needs --confirm)", parents=[common])
     p.add_argument("--confirm", action="store_true")
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_clear)
 
     p = msub.add_parser("export", help="write a JSON snapshot", parents=[common])

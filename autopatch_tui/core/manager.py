@@ -85,12 +85,14 @@ def identity_for(repo: Path) -> StoreIdentity:
 
 class MemoryManager:
     def __init__(self, repo: Path, settings: Settings, *, clock: Clock | None = None,
-                 client: LLMClient | None = None, register: bool = True) -> None:
+                 client: LLMClient | None = None, register: bool = True, scratch: Path | None = None) -> None:
         self.repo = repo
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
         self.owner = make_owner_id()
-        self.paths = StorePaths(repo)
+        self.scratch = scratch  # a throw-away store's folder (`core/no_memory.py`): nothing is registered
+        self.paths = StorePaths(scratch if scratch is not None else repo)
+        register = register and scratch is None
         self.redirect: Redirect | None = None
         self.events = EventHub()
         self.summary_stale = False

@@ -71,6 +71,8 @@ def _parse_patch(rest: str) -> SlashCommand:
         raise SlashError(f"usage: /patch {sub} ID" + (" TEXT" if sub == "revise" else ""))
     if sub == "revise" and not text.strip():
         raise SlashError("usage: /patch revise ID TEXT (say how the patch should change)")
+    if sub in ("show", "apply", "discard") and text.strip():  # never act on a line that says more
+        raise SlashError(f"/patch {sub} takes one ID and nothing after it: {text.strip()}")
     return SlashCommand("patch", (sub, finding.upper()), text.strip())
 
 

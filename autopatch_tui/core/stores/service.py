@@ -184,7 +184,8 @@ class StoreService:
         except StoreUnreadable as exc:
             raise MergeError(f"cannot add {db}: {exc.diagnostic}") from None
 
-    def set_label(self, store: str, label: str) -> None:
+    def set_label(self, store: str, label: str) -> StoreInfo:
+        """Set the display label; returns the store as it is now."""
         label = label.strip()
         if not label or len(label) > MAX_LABEL_CHARS:
             raise UsageError(f"a label is 1 to {MAX_LABEL_CHARS} characters")
@@ -207,6 +208,7 @@ class StoreService:
             finally:
                 conn.close()
             reg.set_label(store, label)
+        return read_store_info(Path(entry.db_path))
 
     def stores(self) -> list[dict[str, object]]:
         out = []

@@ -174,9 +174,14 @@ class ChatScreen(AppScreen):
         if self.services.manager.healthy:
             self.run_worker(self._load_recent, thread=True, group="load", exit_on_error=False)
         else:
+            from autopatch_tui.core.no_memory import NO_MEMORY_NOTE, merged_away
+
             diag = self.services.manager.store.health.diagnostic or "unknown"
-            await self.log_view.add_note(f"Memory is degraded: {diag}. Open the Memory browser (F4) to export or "
-                                         "clear it.", level="error")
+            if merged_away(self.services.manager):  # chat still works, on a store of its own
+                await self.log_view.add_note(f"{diag}. {NO_MEMORY_NOTE}", level="warning")
+            else:
+                await self.log_view.add_note(f"Memory is degraded: {diag}. Open the Memory browser (F4) to export "
+                                             "or clear it.", level="error")
             self.run_worker(self._start_session, thread=True, group="session", exit_on_error=False)
 
     # --- live state ---------------------------------------------------------------------

@@ -104,7 +104,7 @@ class DiagnosticsScreen(AppScreen):
     SAMPLE_SECONDS: float | None = 1.0  # the chart's sampling timer; None = sample on changes only
     BINDINGS = [
         Binding("escape", "back", "Back", id="jobs.back"),
-        Binding("p", "process", "Process pending jobs now", id="jobs.process"),
+        Binding("p", "process", "Process jobs", id="jobs.process", tooltip="process pending jobs now"),
         Binding("r", "refresh", "Reload", id="jobs.refresh"),
         Binding("t", "retry", "Retry job", id="jobs.retry"),
     ]

@@ -233,9 +233,16 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         self.query_one("#mb-switch").display = False
         self.query_one("#mb-views").display = False
         view.display = True
-        text = notices.degraded_text(diagnostic, schema_version, self.services.manager.paths)
+        from autopatch_tui.core.no_memory import merged_away
+
+        away = merged_away(self.services.manager)  # nothing to export or clear here: the fix is elsewhere
+        text = notices.degraded_text(diagnostic, schema_version, self.services.manager.paths, merged_away=away)
+        self.query_one("#mb-degraded-title", Static).update(
+            Text("Memory is not available here" if away else "Memory is degraded"))
+        self.query_one("#mb-degraded .buttons").display = not away
         self.query_one("#mb-diagnostic", Static).update(text)
-        self.query_one("#mb-clear", Button).focus()
+        if not away:
+            self.query_one("#mb-clear", Button).focus()
         self.refresh_bindings()
 
     def _show_rows(self, gen: int, rows: list[Row], more: bool, append: bool, problem: str,
@@ -418,8 +425,12 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         browsing = ("focus_search", "cycle_kind", "cycle_status", "forget", "jump", "toggle_mark", "promote")
         if action in browsing and (self.healthy is False or self.view != "items"):
             return False
+        if action in ("clear", "export") and self.healthy is False:
+            from autopatch_tui.core.no_memory import merged_away  # merged away: nothing here to export or clear
+
+            return not merged_away(self.services.manager)
         if action == "clear":
-            return self.healthy is False
+            return False
         if action == "forget":
             return True if self.detail is not None and self.detail.status == "active" else None
         if action in ("toggle_mark", "promote"):  # active items only (a search lists active items)

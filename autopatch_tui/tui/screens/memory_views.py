@@ -97,6 +97,7 @@ class BrowserViews:
 
     def on_inbox_view_counted(self, event: InboxView.Counted) -> None:
         self._set_count(event.count)
+        self.app.review_count = event.count  # type: ignore[attr-defined]  # the status bar at once, not at the next state read
 
     def action_duplicates(self) -> None:
         """Find duplicate project stores (the merge dialog)."""
@@ -110,15 +111,17 @@ class BrowserViews:
                                          current_store=current_store_name(self.services)))
 
 
-async def open_turn_in_history(app: object, turn_id: str) -> None:
+async def open_turn_in_history(app: object, turn_id: str, *, back_to: str | None = "memory") -> None:
     """Show the history screen and ask it to show `turn_id` (runs on the App's message loop, so
-    the browser may be popped meanwhile)."""
+    the browser may be popped meanwhile). Escape there comes back to `back_to` (the Memory browser,
+    in the view it was left in: the inbox's `j` returns to the inbox)."""
     await app.run_action("show('history')")  # type: ignore[attr-defined]
     screen = app.screen  # type: ignore[attr-defined]
     show_turn = getattr(screen, "show_turn", None)
     if screen.name != "history" or show_turn is None:
         app.notify("The thread history cannot show that turn.", severity="warning")  # type: ignore[attr-defined]
         return
+    screen.back_to = back_to
     result = show_turn(turn_id)
     if inspect.isawaitable(result):
         await result
