@@ -60,6 +60,8 @@ class Verdict:
     # (rule, turn ID of the candidate's first batch user source or None), one per refused candidate
     refusals: list[tuple[str, str | None]] = field(default_factory=list)
     adjusted: Counter[str] = field(default_factory=Counter)
+    # the refused candidates themselves, for rescue (`refused_store`): (rule, turn ID, candidate)
+    refused: list[tuple[str, str | None, CandidateOut]] = field(default_factory=list)
 
     @property
     def rejected(self) -> Counter[str]:
@@ -68,6 +70,7 @@ class Verdict:
     def refuse(self, rule: str, cand: CandidateOut, inp: ExtractionInput) -> None:
         turn = next((s.turn_id for s in cand.sources if s.role == "user" and s.turn_id in inp.batch_ids), None)
         self.refusals.append((rule, turn))
+        self.refused.append((rule, turn, cand))
 
     def safe_summary(self, limit: int = 64) -> str | None:
         return safe_summary(self.rejected, limit)
