@@ -526,9 +526,10 @@ class MemoryManager:
 
         try:
             moved = review_marks.reset(self.paths, self.clock.now())
-            from autopatch_tui.core.memory import refused_store
+            from autopatch_tui.core.memory import memory_used, refused_store
 
             moved_refused = refused_store.reset(self.paths, self.clock.now())
+            memory_used.reset(self.paths)
         except (OSError, AutopatchError) as exc:
             log.warning("review marks not reset: %s", type(exc).__name__)
             return
