@@ -3,8 +3,9 @@ the one-key rescue of a refused candidate.
 
 - `remember(mgr, text)`: the text is the user's own turn — RAW first (`begin_turn`, stored as the
   user typed it in the app: `/remember TEXT`), so every item keeps an exact quote of a user turn —
-  completed at once and marked as an explicit request (the evidence key `remember`, which the
-  extraction prompt names; it has no `:` so it can never bind as scan evidence). Its extraction and
+  completed at once and marked as an explicit request (the evidence key `remember`, sent with the
+  turn in the extraction payload; it has no `:` so it can never bind as scan evidence — the prompt
+  itself has no room left within its 8k-model bound, and the turn's text says `/remember`). Its extraction and
   the consolidation it derives run now, under the runner's processing lock, for this turn only;
   the receipt is what they did: the items stored (kept at once: the receipt shows the user what was
   stored), the gate's refusals by rule. The gate still judges the words: a code fact or a secret is

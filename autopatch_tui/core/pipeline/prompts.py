@@ -65,8 +65,6 @@ Evidence rules (a program checks every candidate the same way and drops the ones
   otherwise "soft" + "on_match".
 - origin "inferred_repetition" only for the same correction repeated in at least three distinct review
   turns with distinct finding evidence keys across at least two files; always "soft" / "on_match".
-- A turn whose evidence_keys hold "remember" is the user's explicit request (/remember TEXT) to remember
-  its text: extract what it states as a candidate; the rules above still apply (a code fact is not Memory).
 - Paths go into applies_to_paths (repo-relative globs; [] = whole project), not the subject.
   subject and statement need words.
 - aliases and keywords are recall phrases. For a decision expressed mainly in Chinese, add stable
