@@ -201,3 +201,31 @@ def reset(paths: StorePaths) -> None:
         pass
     finally:
         os.close(dfd)
+
+
+@dataclass(frozen=True)
+class UsedDetail:
+    """An item of a "Memory used" line, expanded: how it came, what it says (now: the revision it
+    reached may have been replaced since — `current` says so) and its first user quote."""
+
+    item: UsedItem
+    kind: str
+    statement: str
+    quote: str
+    current: bool
+
+
+def describe(conn, items: list[UsedItem]) -> list[UsedDetail]:  # noqa: ANN001 - sqlite3.Connection
+    """The expanded line's rows (the user's own chat and History only; never logged)."""
+    out = []
+    for it in items:
+        row = conn.execute("SELECT row_id, kind, statement, status FROM memory_items WHERE logical_id = ?"
+                           " AND revision = ?", (it.id, it.revision)).fetchone()
+        if row is None:
+            out.append(UsedDetail(it, "", "(no longer in Memory)", "", False))
+            continue
+        quote = conn.execute(
+            "SELECT s.quote FROM item_candidates ic JOIN candidate_sources s ON s.candidate_id = ic.candidate_id"
+            " WHERE ic.item_row_id = ? AND s.role = 'user' ORDER BY s.ordinal LIMIT 1", (row["row_id"],)).fetchone()
+        out.append(UsedDetail(it, row["kind"], row["statement"], quote[0] if quote else "", row["status"] == "active"))
+    return out

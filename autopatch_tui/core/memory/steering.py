@@ -185,11 +185,30 @@ def _check_quotes(conn: sqlite3.Connection, entry: refused_store.Refused) -> Non
 
 def keep_refused(mgr: MemoryManager, n: int, *, timeout: float = WAIT_SECONDS) -> ItemSummary:
     """`memory refused keep N`: see the module's docstring. Raises RescueError / MemoryNotFoundError."""
+    mgr.require_healthy()
+    return _keep(mgr, _find(mgr, n), timeout)
+
+
+def keep_refused_key(mgr: MemoryManager, key: str, *, timeout: float = WAIT_SECONDS) -> ItemSummary:
+    """The same for the entry `key` (the app's lists: a number shifts when a candidate is refused meanwhile)."""
+    mgr.require_healthy()
+    entry = next((e for e in refused(mgr) if e.key == key), None)
+    if entry is None:
+        raise MemoryNotFoundError("that refused candidate is no longer in the list (kept, or pushed out)")
+    return _keep(mgr, entry, timeout)
+
+
+def refused_of_turn(mgr: MemoryManager, turn_id: str) -> list[refused_store.Refused]:
+    try:
+        return [e for e in refused(mgr) if e.turn_id == turn_id]
+    except (OSError, AutopatchError):
+        return []
+
+
+def _keep(mgr: MemoryManager, entry: refused_store.Refused, timeout: float) -> ItemSummary:
     from autopatch_tui.core.pipeline.contracts import CandidateOut
     from autopatch_tui.core.pipeline.extraction import insert_candidate
 
-    mgr.require_healthy()
-    entry = _find(mgr, n)
     if entry.rule == refused_store.SECRET_RULE:
         raise RescueError("a candidate refused as a secret is never kept")
     if not mgr.has_model:
