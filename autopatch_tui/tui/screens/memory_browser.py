@@ -34,6 +34,7 @@ from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_audit import AuditView
 from autopatch_tui.tui.screens.memory_inbox import InboxView
+from autopatch_tui.tui.screens.memory_refused import RefusedView
 from autopatch_tui.tui.screens.memory_views import BrowserViews, open_turn_in_history
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, WORDS_KEY, Row
 from autopatch_tui.tui.screens.memory_promote import PromoteFlow
@@ -110,11 +111,12 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Tabs(Tab("To review", id="view-inbox"), Tab("Items", id="view-items"), Tab("Audit", id="view-audit"),
-                   active="view-items", id="mb-views")
+                   Tab("Not remembered", id="view-refused"), active="view-items", id="mb-views")
         with ContentSwitcher(initial="mb-browser", id="mb-switch"):
             yield from self._items_view()
             yield InboxView(self.services, id="mb-inbox")
             yield AuditView(self.services, id="mb-audit")
+            yield RefusedView(self.services, id="mb-refused")
         yield AppFooter()  # the degraded view is mounted only when a store is degraded (`_degraded_view`)
 
     def _items_view(self) -> ComposeResult:
@@ -174,6 +176,8 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
             self.query_one(InboxView).reload()
         elif self.view == "audit":
             self.query_one(AuditView).reload()
+        elif self.view == "refused":
+            self.query_one(RefusedView).reload()
 
     def reload(self) -> None:
         """Reload the list (or re-run the search) and the selected item's detail."""
