@@ -193,6 +193,17 @@ def _quiet(pilot) -> None:
         prompt.cursor_blink = False
 
 
+async def _notes_landed(pilot) -> None:
+    """The chat's Memory notes of the loaded turns are shown (they come on a timer after the start)."""
+    screen = pilot.app.screen
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if len(screen.query("MemoryTurnNote")) == 1 and not screen._memory_watch:
+            break
+    await pilot.app.workers.wait_for_complete()
+    assert not screen._memory_watch
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
 def test_receipt_snapshot(snap_compare, tmp_path: Path, settings, deterministic, size) -> None:
     repo = tmp_path / "project"
@@ -203,7 +214,7 @@ def test_receipt_snapshot(snap_compare, tmp_path: Path, settings, deterministic,
 
     async def run_before(pilot) -> None:
         _quiet(pilot)
-        await pilot.app.workers.wait_for_complete()
+        await _notes_landed(pilot)
         screen = pilot.app.screen
         await screen.log_view.add_user("/remember From now on answer in English, and keep replies short.")
         receipt = steering.Receipt(t1, [item], [steering.Refusal("one_off_scope", "one-off request")])
@@ -223,10 +234,7 @@ def test_memory_used_expanded_snapshot(snap_compare, tmp_path: Path, settings, d
 
     async def run_before(pilot) -> None:
         _quiet(pilot)
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if pilot.app.screen.query(MemoryUsedNote):
-                break
+        await _notes_landed(pilot)
         note = pilot.app.screen.query_one(MemoryUsedNote)
         note.focus()
         await pilot.press("enter")

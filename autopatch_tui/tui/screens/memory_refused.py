@@ -24,7 +24,7 @@ from autopatch_tui.tui.screens.memory_list import KIND_SHORT
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
-COLUMNS = (Col("rule", "Why not", 18, drop=1), Col("statement", "Statement", 20, flex=1))
+COLUMNS = (Col("rule", "Why not", 18), Col("quote", "Your words", 12, flex=1))
 EMPTY = ("Nothing refused lately. When Memory does not keep something you said (a one-off, a question, a "
          "fact about the code), it waits here for a while: Enter keeps it anyway.")
 
@@ -101,7 +101,7 @@ class RefusedView(Vertical):
         table = self.table
         table.clear()
         for e in entries:
-            table.add_row(Text(one_line(e.words)), Text(one_line(str(e.candidate.get("statement", "")))), key=e.key)
+            table.add_row(Text(one_line(e.words)), Text(f"“{one_line(e.quote)}”"), key=e.key)
         if not entries:
             self.query_one("#rf-fields", Static).update(Text(EMPTY, style="italic"))
             self.app.refresh_bindings()
