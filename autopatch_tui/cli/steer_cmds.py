@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memor
 KIND_WORDS = {"user_preference": "preference", "project_decision": "decision", "discussion_context": "discussion"}
 
 
-def receipt_lines(receipt) -> list[str]:  # noqa: ANN001 - steering.Receipt (imported lazily)
+def receipt_lines(receipt) -> list[str]:
     """"remembered · preference · <statement> · mem-…" / "not remembered · <rule in words>" (escaped)."""
     lines = [f"remembered · {KIND_WORDS.get(i.kind, i.kind)} · {one_line(i.statement)} · {one_line(i.id)}"
              for i in receipt.remembered]

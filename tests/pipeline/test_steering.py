@@ -15,7 +15,15 @@ import pytest
 
 from autopatch_tui.core.memory import refused_store, steering
 from autopatch_tui.core.memory.refused_store import MAX_REFUSED
-from tests.support.pipeline_helpers import add_turn, candidates, cand, create_all, ext_reply, rows, src
+from tests.support.pipeline_helpers import (
+    add_turn,
+    cand,
+    candidates,
+    create_all,
+    ext_reply,
+    rows,
+    src,
+)
 
 
 def _turn_of(payload: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,11 @@ from autopatch_tui.core.memory.memory_used import UsedItem
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.screens.memory_refused import RefusedView
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.steer_notes import MemoryUsedNote, ReceiptNote, RefusedNote
+from autopatch_tui.tui.widgets.steer_notes import (
+    MemoryUsedNote,
+    ReceiptNote,
+    RefusedNote,
+)
 from tests.support.memory_factory import add_item
 from tests.tui.test_chat import SIZE, make_app, model_settings, type_and_send, wait_idle
 
@@ -149,6 +153,10 @@ def test_the_not_remembered_list_keeps_on_enter(repo, llm_stub) -> None:
             [item] = app.manager.list_items()
             assert item.statement == "Keep the old API."
             await poll(pilot, lambda: not view.entries)
+            app.screen.show_view("items")  # the item's history says what it was kept over
+            app.screen.select_item(item.id, force=True)
+            await poll(pilot, lambda: "Kept over rule: one-off request (one_off_scope)" in app.screen.query_one(
+                "#mb-history").render().plain)
             await pilot.press("ctrl+q")
             await wait_idle(pilot, app)
 

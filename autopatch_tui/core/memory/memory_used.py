@@ -215,7 +215,7 @@ class UsedDetail:
     current: bool
 
 
-def describe(conn, items: list[UsedItem]) -> list[UsedDetail]:  # noqa: ANN001 - sqlite3.Connection
+def describe(conn, items: list[UsedItem]) -> list[UsedDetail]:
     """The expanded line's rows (the user's own chat and History only; never logged)."""
     out = []
     for it in items:

@@ -26,7 +26,13 @@ from pathlib import Path
 
 from autopatch_tui.core.memory.refusal_words import rule_words
 from autopatch_tui.core.memory.review_marks import StoreStamp, store_stamp
-from autopatch_tui.core.memory.side_json import SideFileError, locked, read_document, remove, write_document
+from autopatch_tui.core.memory.side_json import (
+    SideFileError,
+    locked,
+    read_document,
+    remove,
+    write_document,
+)
 from autopatch_tui.core.paths import StorePaths
 
 FORMAT = "autopatch-refused"

@@ -18,7 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from autopatch_tui.core.errors import AutopatchError, SymlinkRefusedError
-from autopatch_tui.core.paths import StorePaths, move_aside, open_dir, write_private_text
+from autopatch_tui.core.paths import (
+    StorePaths,
+    move_aside,
+    open_dir,
+    write_private_text,
+)
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)

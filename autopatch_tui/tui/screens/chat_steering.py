@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING
 from textual.widget import Widget
 
 from autopatch_tui.core.errors import AutopatchError
-from autopatch_tui.tui.widgets.steer_notes import MemoryUsedNote, ReceiptNote, RefusedNote, receipt_text
+from autopatch_tui.tui.widgets.steer_notes import (
+    MemoryUsedNote,
+    ReceiptNote,
+    RefusedNote,
+    receipt_text,
+)
 
 if TYPE_CHECKING:
     from autopatch_tui.core.memory.memory_used import UsedItem

@@ -27,6 +27,7 @@ from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.recall.cli_search import search_memory
 from autopatch_tui.core.recall.session import RecallLimitError
+from autopatch_tui.core.terminal_text import one_line as safe_line
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens import memory_list
 from autopatch_tui.tui.screens import memory_notices as notices
@@ -107,6 +108,7 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         self.promote = PromoteFlow(self)  # space marks, p promotes (memory_promote.py)
         self._problem = ""
         self._history: dict = {}  # item ID -> its supersession history, loaded with the detail
+        self._rescues: dict = {}  # item ID -> the rules it was kept over (`refused_store.KeptOver`)
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -328,6 +330,9 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         try:
             detail = mgr.show_item(item_id)
             self._history[item_id] = mgr.item_history(item_id)
+            from autopatch_tui.core.memory.steering import kept_over
+
+            self._rescues[item_id] = kept_over(mgr, detail.id)
         except MemoryNotFoundError:
             return None, []
         return detail, load_provenance(mgr, detail.sources)
@@ -355,7 +360,11 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         self.query_one("#mb-fields", Static).update(fields_text(detail))
         self.query_one("#mb-revisions", Static).update(revisions_text(detail))
         history = self._history.pop(detail.id, None)
-        self.query_one("#mb-history", Static).update(history_text(history) if history is not None else Text(""))
+        shown = history_text(history) if history is not None else Text("")
+        for k in self._rescues.pop(detail.id, []):  # issue 31.2: kept over a refusal, by the user's decision
+            shown.append(f"\nKept over rule: {k.words} ({safe_line(k.rule)}), your decision "
+                         f"(turn {safe_line(k.turn_id)})", style="bold")
+        self.query_one("#mb-history", Static).update(shown)
         self.sources.show_provenance(provenance)
         for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-history", "#mb-sources-title", "#mb-sources"):
             self.query_one(wid).display = True
