@@ -157,6 +157,7 @@ def test_the_not_remembered_list_keeps_on_enter(repo, llm_stub) -> None:
             app.screen.select_item(item.id, force=True)
             await poll(pilot, lambda: "Kept over rule: one-off request (one_off_scope)" in app.screen.query_one(
                 "#mb-history").render().plain)
+            await pilot.press("f2")
             await pilot.press("ctrl+q")
             await wait_idle(pilot, app)
 
