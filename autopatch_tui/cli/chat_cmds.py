@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import emit_json, say, warn
 from autopatch_tui.cli.signals import exit_signals
-from autopatch_tui.cli.validate import non_blank_message, non_blank_query, scope_paths
+from autopatch_tui.cli.validate import add_paging, non_blank_message, non_blank_query, scope_paths
 from autopatch_tui.core import constants as C
 
 if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
@@ -69,14 +69,37 @@ def cmd_search(mgr: MemoryManager, args: argparse.Namespace) -> int:
         results = search_memory(mgr, args.query, args.intent or "general_chat", args.path or ())
     except RecallLimitError as exc:  # a query without searchable text
         raise UsageError(f"memory search: {exc}") from None
+    paged = args.limit is not None or args.after is not None
+    results, cursor = search_page(results, args.limit, args.after) if paged else (results, None)
     if args.json:
-        emit_json({"results": results})
+        emit_json({"results": results, "next": cursor})
         return 0
     if not results:
         say("No matching Memory items.")
     for r in results:
         say(f"{r['id']}  [{r['kind']}] {r['subject']}: {r['statement']}  ({r['match_type']})")
+    if cursor is not None:
+        say(f"... more: the same search with `--after {cursor}`")
     return 0
+
+
+def search_page(results: list[dict[str, str]], limit: int | None,
+                after: str | None) -> tuple[list[dict[str, str]], str | None]:
+    """A page of the ranked results after the cursor `N.ID` (N results shown so far, the last one's
+    ID): the ranking is computed again, and the page goes on after that ID — or, when a write
+    (a forget, a revision) took that very item out of the results, after the first N - 1."""
+    start = 0
+    if after is not None:
+        shown, dot, last = after.partition(".")
+        if not dot or not shown.isascii() or not shown.isdigit() or not last:
+            from autopatch_tui.core.errors import UsageError
+
+            raise UsageError("--after takes the cursor a previous page printed")
+        ids = [r["id"] for r in results]
+        start = ids.index(last) + 1 if last in ids else min(max(int(shown) - 1, 0), len(results))
+    page = results[start:start + limit] if limit is not None else results[start:]
+    end = start + len(page)
+    return page, f"{end}.{page[-1]['id']}" if page and end < len(results) else None
 
 
 cmd_search.reads_only = True  # type: ignore[attr-defined]  # also runs on a read-only store
@@ -96,4 +119,5 @@ def add_chat_parsers(sub: argparse._SubParsersAction, memory_sub: argparse._SubP
     p.add_argument("--intent", choices=C.INTENTS)
     p.add_argument("--path", action="append", help="a scope path (repeatable)")
     p.add_argument("--json", action="store_true")
+    add_paging(p)
     p.set_defaults(handler=cmd_search, precheck=check_search)

@@ -7,14 +7,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autopatch_tui.cli.output import RUN, emit_json, fail, say, warn
+from autopatch_tui.cli.output import RUN, emit_json, emit_json_stream, fail, say, warn
 from autopatch_tui.cli.review_cmds import add_review_parsers
 from autopatch_tui.cli.steer_cmds import add_steer_parsers
-from autopatch_tui.cli.validate import export_target, record_id, timeout_seconds
+from autopatch_tui.cli.validate import add_paging, export_target, record_id, timeout_seconds
 from autopatch_tui.core.terminal_text import one_line
 
 if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
+    import sqlite3
+
     from autopatch_tui.core.manager import MemoryManager
+    from autopatch_tui.core.memory.pages import Page
 
 
 EXIT_DEGRADED = 3
@@ -49,24 +52,47 @@ def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 
 def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    items = mgr.list_items(kind=args.kind)
-    if args.json:  # contracts §8: each item says whether it awaits review
-        from autopatch_tui.core.memory.review_marks import ReviewMarksError
+    """`--json` without `--limit`/`--after`: every item, streamed (constant memory), `"next": null`.
+    Otherwise one page (human output: the first 50 without `--limit`), the cursor of the next
+    page and how many more (core/memory/pages.py)."""
+    from autopatch_tui.core.memory import pages
+    from autopatch_tui.core.memory.items import summary_from_row
+    from autopatch_tui.core.memory.review_marks import ReviewMarksError
+    from autopatch_tui.core.memory.sqlite import read_txn
 
-        try:
-            marks = mgr.review.review_state([i.id for i in items]) if items else {}
-        except ReviewMarksError as exc:  # the listing still works; every item counts as awaiting review
-            warn(str(exc))
-            marks = {}
-        emit_json({"items": [{**i.model_dump(mode="json"), "review": marks.get(i.id, "new")} for i in items]})
-        return 0
+    conn = mgr.store.read_conn()
+    with read_txn(conn):
+        kept: frozenset[str] = frozenset()
+        if args.json:  # contracts §8: each item says whether it awaits review
+            try:
+                kept = mgr.review.kept(conn)
+            except ReviewMarksError as exc:  # the listing still works; every item counts as awaiting review
+                warn(str(exc))
+
+        def entry(row: sqlite3.Row) -> dict[str, object]:
+            return {**summary_from_row(row).model_dump(mode="json"), "review": "kept" if row["id"] in kept else "new"}
+
+        if args.json and args.limit is None and args.after is None:
+            emit_json_stream("items", (entry(r) for r in pages.all_items(conn, kind=args.kind)), {"next": None})
+            return 0
+        page = pages.item_page(conn, limit=args.limit or pages.DEFAULT_HUMAN_PAGE, after=args.after, kind=args.kind)
+        if args.json:
+            emit_json({"items": [entry(r) for r in page.rows], "next": page.next})
+            return 0
     from autopatch_tui.core.memory.render import render_item_line
 
-    if not items:
+    if not page.rows and args.after is None:
         say("No active Memory items.")
-    for i in items:
-        say(render_item_line(i))
+    for r in page.rows:
+        say(render_item_line(summary_from_row(r)))
+    if page.next is not None:
+        say(more_line(page, "memory list"))
     return 0
+
+
+def more_line(page: Page, command: str) -> str:
+    """The line under a page that has more after it: how many, and the command for the next page."""
+    return f"... {page.more:,} more: `{command} --after {page.next}`"
 
 
 def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
@@ -197,6 +223,7 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p = msub.add_parser("list", help="active items", parents=[common])
     p.add_argument("--kind", choices=("user_preference", "project_decision", "discussion_context"))
     p.add_argument("--json", action="store_true")
+    add_paging(p)
     p.set_defaults(handler=cmd_list)
 
     p = msub.add_parser("show", help="one item in any status", parents=[common])

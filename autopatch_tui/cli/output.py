@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from autopatch_tui.core.terminal_text import escape_controls, json_text
@@ -33,6 +34,20 @@ def emit_json(value: Any) -> None:
     RUN.json_written = True
     sys.stdout.write(json_text(json.dumps(value, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
+
+
+def emit_json_stream(key: str, entries: Iterable[Any], tail: dict[str, Any]) -> None:
+    """One JSON document `{key: [entries...], **tail}` written entry by entry: constant memory for a
+    listing of any length (`memory list --json` at 100k items). The same text `emit_json` would
+    print, but for the line breaks between entries."""
+    RUN.json_written = True
+    out = sys.stdout
+    out.write("{" + json.dumps(key) + ": [")
+    for n, value in enumerate(entries):
+        out.write(("," if n else "") + "\n" + json_text(json.dumps(value, ensure_ascii=False)))
+    rest = json.dumps(tail, ensure_ascii=False)[1:]  # '"next": null}' (or '}' for an empty tail)
+    out.write("]" + (", " + rest if tail else "}") + "\n")
+    out.flush()
 
 
 def say(text: str = "") -> None:

@@ -126,3 +126,28 @@ def scope_paths(repo: Path, paths: Sequence[str], *, must_exist: bool) -> list[s
         if value not in out:
             out.append(value)
     return out
+
+
+MAX_PAGE = 10_000  # core/memory/pages.py MAX_LIMIT (not imported: `--help` builds this parser)
+
+
+def page_limit(text: str) -> int:
+    """An argparse `type`: `--limit N`, 1 to MAX_PAGE."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_PAGE:
+        raise argparse.ArgumentTypeError(f"a number from 1 to {MAX_PAGE:,} is expected")
+    return int(text)
+
+
+def page_cursor(text: str) -> str:
+    """An argparse `type`: `--after CURSOR`, the cursor a previous page printed (its shape is
+    checked by the command)."""
+    if id_problem(text):  # empty, over-long or with control characters: never echoed
+        raise argparse.ArgumentTypeError("not a cursor a page printed")
+    return text.strip()
+
+
+def add_paging(parser: argparse.ArgumentParser) -> None:
+    """`--limit N --after CURSOR` (issue 33): one page; `--json` adds `"next": CURSOR | null`."""
+    parser.add_argument("--limit", type=page_limit, metavar="N", help="show one page of at most N")
+    parser.add_argument("--after", type=page_cursor, metavar="CURSOR", help="the page after this cursor "
+                        "(printed under a page, and as \"next\" in --json)")

@@ -27,7 +27,7 @@ def test_json_commands_print_exactly_one_document(repo: Path, run_cli, invoke_cl
         assert isinstance(doc, dict), args
         assert err == "", (args, err)
     rc, out, err = invoke_cli("memory", "list", "--json")
-    assert parse_single_json(out) == {"items": []}
+    assert parse_single_json(out) == {"items": [], "next": None}  # issue 33: the next page's cursor, null: the last
 
 
 def test_repo_option_before_and_after_the_subcommand(repo: Path, tmp_path: Path, run_cli, invoke_cli) -> None:

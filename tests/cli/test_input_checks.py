@@ -112,7 +112,7 @@ def test_search_without_searchable_text_is_not_a_traceback(repo, invoke_cli) -> 
     rc, out, err = invoke_cli("memory", "search", "!!!", json=True)
     assert rc in (0, 2) and "Traceback" not in err
     if rc == 0:
-        assert out == {"results": []}
+        assert out == {"results": [], "next": None}
 
 
 def test_ask_path_outside_or_missing_is_a_usage_error_and_never_saved(repo, tmp_path, invoke_cli, llm_stub) -> None:

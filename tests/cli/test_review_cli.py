@@ -47,7 +47,7 @@ def test_review_lists_the_inbox_oldest_first_with_the_exact_shape(invoke_cli, se
     second, revised, _ = seeded
     rc, out, err = invoke_cli("memory", "review", json=True)
     assert rc == 0, err
-    assert set(out) == {"approval", "items"} and out["approval"] == "auto"
+    assert set(out) == {"approval", "items", "next"} and out["next"] is None and out["approval"] == "auto"
     assert [i["id"] for i in out["items"]] == [second, revised]
     for item in out["items"]:
         assert set(item) == SUMMARY_KEYS | {"revision", "change"}
@@ -98,7 +98,7 @@ def test_the_approval_variable_reaches_review_and_search(invoke_cli, seeded) -> 
     rc, out, _ = invoke_cli("memory", "review", json=True, env={"AUTOPATCH_MEMORY_APPROVAL": "Review"})
     assert out["approval"] == "review"
     rc, found, _ = invoke_cli("memory", "search", "indentation", json=True, env={"AUTOPATCH_MEMORY_APPROVAL": "review"})
-    assert (rc, found) == (0, {"results": []})
+    assert (rc, found) == (0, {"results": [], "next": None})
     rc, found, _ = invoke_cli("memory", "search", "indentation", json=True)
     assert {r["id"] for r in found["results"]} == {second, revised}
     invoke_cli("memory", "review", "keep", revised)
@@ -112,7 +112,7 @@ def test_audit_json_has_the_exact_shape(invoke_cli, seeded) -> None:
     second, revised, _ = seeded
     rc, out, err = invoke_cli("memory", "audit", json=True)
     assert rc == 0, err
-    assert set(out) == {"checked", "duplicates", "conflicts", "stale_paths"} and out["checked"] == 2
+    assert set(out) == {"checked", "duplicates", "conflicts", "stale_paths", "next"} and out["next"] is None and out["checked"] == 2
     assert out["duplicates"] == []
     assert [sorted(c["ids"]) for c in out["conflicts"]] == [sorted([second, revised])]
     assert all(set(c) == {"ids", "why"} for c in out["conflicts"])

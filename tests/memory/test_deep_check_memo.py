@@ -155,7 +155,7 @@ def test_a_fault_is_remembered_across_processes_and_nothing_is_written(repo: Pat
     before = sorted((p.name, file_fingerprint(p)) for p in state.iterdir())
 
     rc, out, err = run_cli("memory", "list", json=True)
-    assert rc == 0 and out == {"items": []}
+    assert rc == 0 and out == {"items": [], "next": None}
     assert "Memory is degraded: foreign key check failed" in err and "Traceback" not in err
     rc, out, err = run_cli("memory", "status", json=True)
     assert out["state"] == "degraded" and out["cause"] == "corrupt" and "foreign key" in out["diagnostic"]

@@ -180,7 +180,7 @@ def test_cli_audit_commands(repo: Path, manager: MemoryManager, seeded, invoke_c
 
     rc, out, err = invoke_cli("memory", "list", json=True)
     assert rc == 0, err
-    assert set(out) == {"items"}
+    assert set(out) == {"items", "next"} and out["next"] is None
     assert [i["id"] for i in out["items"]] == [items["chain"].logical_id, items["decision"].logical_id,
                                                items["discussion"].logical_id, items["old_pref"].logical_id]
     assert all(set(i) == {"id", "kind", "subject", "statement", "strength", "origin", "recall_mode",

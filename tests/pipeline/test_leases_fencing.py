@@ -143,6 +143,36 @@ def test_stolen_lease_fences_the_late_result(make_manager, llm_stub, reply_kind,
     assert candidates(mgr) == [] and checkpoint(mgr, t.thread_id) == ("", 0)
 
 
+@pytest.mark.parametrize("heartbeat", [0.1, 30])
+def test_stolen_consolidation_lease_fences_the_late_result(make_manager, llm_stub, heartbeat):
+    """The consolidation side of the test above (issue 32): a commit that forgot its lease check
+    would write the late operations as items."""
+    mgr = make_manager(MEMORY_LEASE_SECONDS=5, MEMORY_HEARTBEAT_SECONDS=heartbeat)
+    t = add_turn(mgr, USER, "ok")
+    llm_stub.script("extraction", _valid(t))
+    assert mgr.runner.step(force=True).status == "succeeded"  # a pending candidate and its consolidation job
+    release = threading.Event()
+    llm_stub.script("consolidation", lambda req: _blocked(create_all(req), release))
+    th, out = _step_in_thread(mgr)
+    assert llm_stub.wait_for_requests(1, task="consolidation")
+    thief = raw_connect(mgr.paths.db)
+    try:
+        stolen = thief.execute("UPDATE memory_jobs SET lease_owner = 'another-host:1:x'"
+                               " WHERE kind = 'consolidation' AND status = 'leased'").rowcount
+    finally:
+        thief.close()
+    assert stolen == 1
+    if heartbeat < 1:
+        time.sleep(0.35)
+    release.set()
+    th.join(10)
+    assert out[0].status == "fenced"
+    job = rows(mgr, "SELECT status, lease_owner FROM memory_jobs WHERE kind = 'consolidation'")
+    assert job == [{"status": "leased", "lease_owner": "another-host:1:x"}]
+    assert rows(mgr, "SELECT * FROM memory_items") == []
+    assert [c["status"] for c in candidates(mgr)] == ["pending"]
+
+
 def test_expired_lease_reclaimed_by_another_manager_fences_the_first(make_manager, llm_stub):
     """Controllable clocks: the first manager's clock stands still (its heartbeats renew the lease to
     its own 'now' + lease), the second one lives past that lease."""

@@ -20,7 +20,7 @@ def test_seeded_chinese_decision_is_found_by_its_english_alias_from_the_shell(ma
     rc, out, err = invoke_cli("memory", "search", "backward compatibility", json=True)
     assert rc == 0, err
     assert out == {"results": [{"id": item.logical_id, "kind": "project_decision", "subject": "旧 memory schema",
-                                "statement": DECISION, "match_type": "alias"}]}
+                                "statement": DECISION, "match_type": "alias"}], "next": None}
     # the same item for other phrasings: the other alias, and an unspaced Chinese question
     rc, out, _ = invoke_cli("memory", "search", "should we delete the legacy schema?", json=True)
     assert [r["id"] for r in out["results"]] == [item.logical_id]
@@ -28,7 +28,7 @@ def test_seeded_chinese_decision_is_found_by_its_english_alias_from_the_shell(ma
     assert [r["id"] for r in out["results"]] == [item.logical_id]
     # and nothing for an unrelated query
     rc, out, _ = invoke_cli("memory", "search", "forward the port", json=True)
-    assert rc == 0 and out == {"results": []}
+    assert rc == 0 and out == {"results": [], "next": None}
 
 
 def _payload(request) -> dict:

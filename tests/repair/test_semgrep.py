@@ -244,8 +244,60 @@ def test_no_git_command_of_semgrep_reaches_a_repository_wherever_it_runs(tmp_pat
     (repo / "venv" / "semgrep").mkdir(parents=True)  # where Semgrep's own files would be
     private = tmp_path / "private"
     private.mkdir()
-    env, work = private_env(private)
-    for cwd in (work, repo, repo / "venv" / "semgrep"):
+    env = private_env(private)
+    for cwd in (private, repo, repo / "venv" / "semgrep"):
         found = subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=cwd, env=env, capture_output=True,
                                text=True, timeout=30)
         assert found.returncode != 0 and found.stdout == "", (cwd, found.stdout)
+
+
+def test_semgrep_runs_in_the_repository_with_absolute_targets_and_private_state(tmp_path: Path) -> None:
+    """Issue #33 item 5: Semgrep takes a named file under its working folder as it is, and starts
+    one `semgrep-core` per file outside it (2.5x the CPU on jsoup): the working folder is the
+    repository, every target is named absolutely under it, and its state stays private."""
+    repo = make_git_repo(tmp_path / "r")
+    write(repo, "A.java", "class A {}\n")
+    write(repo, "src/-B.java", "class B {}\n")
+    seen = tmp_path / "seen.txt"
+    tool = fake_tool(tmp_path, "semgrep", f'pwd -P > {seen}\necho "$HOME" >> {seen}\necho "$GIT_DIR" >> {seen}\n'
+                                          f'for a in "$@"; do echo "$a" >> {seen}; done\necho \'{{"results": []}}\'')
+    SemgrepAnalyzer(binary=tool).analyze(repo, ["A.java", "src/-B.java"])
+    cwd, home, git_dir, *argv = seen.read_text().splitlines()
+    assert cwd == str(repo.resolve())
+    targets = [a for a in argv if a.endswith(".java")]
+    assert targets == [str(repo.resolve() / "A.java"), str(repo.resolve() / "src" / "-B.java")]
+    assert not Path(home).is_relative_to(repo) and not Path(home).exists()  # private, removed after the run
+    assert git_dir and not Path(git_dir).exists()
+
+
+def test_a_real_scan_through_a_linked_path_ignores_the_repositorys_semgrep_files_and_writes_nothing(
+        tmp_path: Path) -> None:
+    """The repository as working folder: its `.semgrepignore` and `.semgrepconfig` do not hide a
+    named file, a path reached through a symlink still maps back, and nothing is written there."""
+    real = make_git_repo(tmp_path / "real")
+    write(real, "App.java", APP_JAVA)
+    write(real, ".semgrepignore", "*\n*.java\n")
+    write(real, ".semgrepconfig.yml", "tags: [x]\n")
+    (tmp_path / "link").symlink_to(real)
+    before = sorted(str(p.relative_to(real)) for p in real.rglob("*"))
+    analysis = SemgrepAnalyzer().analyze(tmp_path / "link", ["App.java"])
+    assert {(f.path, f.rule_id) for f in analysis.findings} >= {("App.java", "java.weak-md5")}
+    assert analysis.unparsed == []
+    assert sorted(str(p.relative_to(real)) for p in real.rglob("*")) == before
+
+
+def test_semgrep_run_in_the_repository_never_imports_its_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Semgrep's CLI is Python started in the repository: a PYTHONPATH entry that means the working
+    folder must not let the repository's `sitecustomize.py` or `ruamel/` run."""
+    repo = make_git_repo(tmp_path / "r")
+    write(repo, "App.java", APP_JAVA)
+    marker = tmp_path / "ran"
+    payload = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+    write(repo, "sitecustomize.py", payload)
+    write(repo, "usercustomize.py", payload)
+    write(repo, "ruamel/__init__.py", payload)
+    monkeypatch.setenv("PYTHONPATH", f".{os.pathsep}")  # both `.` and the empty entry name the working folder
+    analysis = SemgrepAnalyzer().analyze(repo, ["App.java"])
+    assert not marker.exists()
+    assert any(f.rule_id == "java.weak-md5" for f in analysis.findings)

@@ -20,7 +20,7 @@ _KEPT_ACTIVE_SQL = ("SELECT m.row_id FROM json_each(?) j CROSS JOIN memory_items
                     " WHERE m.status = 'active'")
 
 
-def _kept_json(kept: frozenset[str]) -> str:
+def kept_json(kept: frozenset[str]) -> str:
     return json.dumps(sorted(kept))
 
 
@@ -30,7 +30,7 @@ def count_new(conn: sqlite3.Connection, kept: frozenset[str]) -> int:
     active = conn.execute("SELECT count(*) FROM memory_items WHERE status = 'active'").fetchone()[0]
     if not kept:
         return int(active)
-    kept_active = conn.execute(f"SELECT count(*) FROM ({_KEPT_ACTIVE_SQL})", (_kept_json(kept),)).fetchone()[0]
+    kept_active = conn.execute(f"SELECT count(*) FROM ({_KEPT_ACTIVE_SQL})", (kept_json(kept),)).fetchone()[0]
     return int(active) - int(kept_active)
 
 
@@ -54,11 +54,15 @@ def awaiting(conn: sqlite3.Connection, kept: frozenset[str], *, limit: int | Non
     """Active revisions not kept, oldest first (by creation, then row)."""
     sql = ("SELECT * FROM memory_items WHERE status = 'active'"
            " AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY created_at, row_id")
-    args: list[object] = [_kept_json(kept)]
+    args: list[object] = [kept_json(kept)]
     if limit is not None:
         sql += " LIMIT ? OFFSET ?"
         args += [limit, offset]
-    rows = conn.execute(sql, args).fetchall()
+    return entries_of(conn, conn.execute(sql, args).fetchall())
+
+
+def entries_of(conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[ReviewEntry]:
+    """The review entries of these active revision rows (is each new, or does it replace another)."""
     replaced = _replacing(conn, [r["id"] for r in rows if r["revision"] == 1])
     return [ReviewEntry(summary_from_row(r), r["revision"],
                         "revised" if r["revision"] > 1 or r["id"] in replaced else "new", r["id"], r["row_id"])
@@ -115,7 +119,7 @@ def prune(conn: sqlite3.Connection, kept: frozenset[str]) -> frozenset[str]:
     if not kept:
         return kept
     rows = conn.execute("SELECT m.id, m.logical_id, m.revision, m.status, m.replaced_by FROM json_each(?) j"
-                        " CROSS JOIN memory_items m ON m.id = j.value", (_kept_json(kept),)).fetchall()
+                        " CROSS JOIN memory_items m ON m.id = j.value", (kept_json(kept),)).fetchall()
     newest: dict[str, int] = {}
     for r in rows:
         newest[r["logical_id"]] = max(newest.get(r["logical_id"], 0), r["revision"])

@@ -16,6 +16,7 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ from autopatch_tui.core.events import MemoryChanged
 from autopatch_tui.core.memory import review, review_marks
 from autopatch_tui.core.memory.items import summary_from_row
 from autopatch_tui.core.memory.models import ItemSummary
+from autopatch_tui.core.memory.pages import Page, review_page
 from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.terminal_text import one_line
 
@@ -103,6 +105,27 @@ class ReviewService:
         with read_txn(conn):
             return review.awaiting(conn, self.kept(conn), limit=limit, offset=offset)
 
+    def page(self, *, limit: int, after: str | None = None) -> tuple[list[review.ReviewEntry], Page]:
+        """One page of the inbox (core/memory/pages.py): its entries and the page (cursor, more)."""
+        conn = self._mgr.store.read_conn()
+        with read_txn(conn):
+            page = review_page(conn, review.kept_json(self.kept(conn)), limit=limit, after=after)
+            return review.entries_of(conn, page.rows), page
+
+    def all_entries(self, chunk: int = 1000) -> Iterator[review.ReviewEntry]:
+        """The whole inbox in page order, `chunk` rows at a time inside one snapshot: `memory review
+        --json` at any size in constant memory."""
+        conn = self._mgr.store.read_conn()
+        with read_txn(conn):
+            kept = review.kept_json(self.kept(conn))
+            after: str | None = None
+            while True:
+                page = review_page(conn, kept, limit=chunk, after=after, count_more=False)
+                yield from review.entries_of(conn, page.rows)
+                if page.next is None:
+                    return
+                after = page.next
+
     def review_state(self, item_ids: list[str]) -> dict[str, str]:
         """`new` | `kept` of each active item (logical IDs), for `memory list --json`."""
         conn = self._mgr.store.read_conn()
@@ -110,7 +133,7 @@ class ReviewService:
             kept = self.kept(conn)
             rows = conn.execute("SELECT m.logical_id, m.id FROM json_each(?) j CROSS JOIN memory_items m"
                                 " ON m.logical_id = j.value AND m.status = 'active'",
-                                (review._kept_json(frozenset(item_ids)),)).fetchall()
+                                (review.kept_json(frozenset(item_ids)),)).fetchall()
         return {r[0]: "kept" if r[1] in kept else "new" for r in rows}
 
     def base_of(self, item_id: str) -> KeptRevision | None:

@@ -6,9 +6,13 @@ registry, no login), and the environment carries no app or provider settings. Se
 settings and log under `$HOME/.semgrep/` and runs `git ls-remote --get-url` in its working folder
 on every scan (and `git remote get-url origin` in its own package folder), so each run gets a
 private temporary folder as `HOME` (its settings, log and cache go there and are removed after the
-run) and as its working folder, with the repository's files named by absolute path, and a `GIT_DIR`
-there that does not exist: nothing is written to the user's home and no git command reaches any
-repository. The run is bounded in time and in memory (`RLIMIT_AS`). `nosemgrep`
+run) and a `GIT_DIR` there that does not exist: nothing is written to the user's home and no git
+command reaches any repository. Its working folder is the repository itself (resolved), with the
+files named by absolute path: Semgrep takes a named file under its working folder as it is, but
+for a file outside it starts one `semgrep-core` process per file to find the file's project, which
+made a private working folder 2.5x the CPU of a bare run (jsoup, 197 files; docs/repair.md).
+Semgrep writes nothing there, and the repository's `.semgrepignore`, `.semgrepconfig` and git
+configuration are never read for named files with git disabled. The run is bounded in time and in memory (`RLIMIT_AS`). `nosemgrep`
 comments are honoured (Semgrep's default). Rule IDs are kept as written in the rule files
 (`--no-rewrite-rule-ids`): `java.weak-md5`, never a path-derived prefix. A target Semgrep reports
 as unparseable (or too slow to analyze) is listed as unparsed, not as a finding."""
@@ -69,15 +73,13 @@ def find_semgrep() -> str | None:
     return shutil.which("semgrep")
 
 
-def private_env(folder: Path) -> tuple[dict[str, str], Path]:
-    """The environment and working folder of one Semgrep run, all inside the private `folder`: its
-    home, configuration, cache, settings file and log; metrics and version checks off. Every git
-    command Semgrep runs fails at once, wherever it runs: `GIT_DIR` names a folder that does not
-    exist in the private folder, so git looks for no repository — not in the working folder
-    (`git ls-remote`), nor in Semgrep's own package folder (`git remote get-url origin`, `git
+def private_env(folder: Path) -> dict[str, str]:
+    """The environment of one Semgrep run, its state all inside the private `folder`: its home,
+    configuration, cache, settings file and log; metrics and version checks off. Every git command
+    Semgrep runs fails at once, wherever it runs: `GIT_DIR` names a folder that does not exist in the
+    private folder, so git looks for no repository — not in the working folder (the repository:
+    `git ls-remote`), nor in Semgrep's own package folder (`git remote get-url origin`, `git
     describe`), which is inside the user's checkout when Semgrep is installed in a project .venv."""
-    work = folder / "work"
-    work.mkdir(mode=0o700)
     env = tool_env({
         "HOME": str(folder), "XDG_CONFIG_HOME": str(folder / "config"), "XDG_CACHE_HOME": str(folder / "cache"),
         "SEMGREP_SETTINGS_FILE": str(folder / "settings.yml"), "SEMGREP_LOG_FILE": str(folder / "semgrep.log"),
@@ -85,10 +87,14 @@ def private_env(folder: Path) -> tuple[dict[str, str], Path]:
         "GIT_DIR": str(folder / "no-git"), "GIT_CEILING_DIRECTORIES": str(folder), "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
     })
+    # Semgrep's CLI is Python run in the repository: no user path entry (an empty or `.` entry in
+    # PYTHONPATH is the working folder) may import the repository's modules
+    env.update({"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1"})
     for key in ("GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "SEMGREP_APP_TOKEN", "SEMGREP_REPO_URL"):
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "SEMGREP_APP_TOKEN", "SEMGREP_REPO_URL",
+                "PYTHONPATH", "PYTHONSTARTUP", "PYTHONUSERBASE"):
         env.pop(key, None)
-    return env, work
+    return env
 
 
 def _text(value: object) -> str:
@@ -126,10 +132,11 @@ class SemgrepAnalyzer:
         binary = self.binary or find_semgrep()
         if binary is None:
             raise AnalyzerError(INSTALL_HINT)
+        base = repo.resolve()  # the working folder: named files under it skip Semgrep's per-file project search
         with tempfile.TemporaryDirectory(prefix="autopatch-semgrep-") as private:
-            env, cwd = private_env(Path(private))
-            for chunk in file_args(files, base=repo):
-                output = run_tool(NAME, self.argv(binary, configs, chunk), cwd=cwd, timeout=self.timeout, env=env,
+            env = private_env(Path(private))
+            for chunk in file_args(files, base=base):
+                output = run_tool(NAME, self.argv(binary, configs, chunk), cwd=base, timeout=self.timeout, env=env,
                                   memory_limit=self.memory_limit)
                 try:
                     data = json.loads(output.stdout)
@@ -139,7 +146,7 @@ class SemgrepAnalyzer:
                 if not isinstance(data, dict) or not isinstance(data.get("results"), list):
                     raise failed(NAME, output, self.memory_limit) if output.returncode else AnalyzerError(
                         "semgrep printed JSON of an unexpected shape")
-                self._parse(repo, data, result)
+                self._parse(base, data, result)
         result.unparsed = sorted(set(result.unparsed))
         return result
 
