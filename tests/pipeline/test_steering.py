@@ -157,3 +157,34 @@ def test_keep_of_a_number_not_listed_fails_and_changes_nothing(make_manager) -> 
     with pytest.raises(MemoryNotFoundError):
         steering.keep_refused(mgr, 1)
     assert rows(mgr, "SELECT * FROM memory_jobs") == []
+
+
+def test_a_refused_file_that_is_not_ours_gives_a_sentence_and_the_pipeline_goes_on(make_manager, llm_stub,
+                                                                                  caplog) -> None:
+    from autopatch_tui.core.errors import AutopatchError
+
+    mgr = make_manager()
+    mgr.paths.refused.mkdir(parents=True)  # a folder where the file should be: never parsed, never replaced
+    t = add_turn(mgr, "maybe we could try ruff sometime SECRET-QUOTE-41")
+    llm_stub.script("extraction", ext_reply(cand(src(t, "user", "maybe we could try ruff sometime SECRET-QUOTE-41"),
+                                                 subject="linter", statement="Use ruff.")))
+    outcome = mgr.runner.step(force=True)
+    assert outcome is not None and outcome.status == "succeeded_no_output"  # the job itself is done
+    assert "SECRET-QUOTE-41" not in caplog.text
+    with pytest.raises(AutopatchError, match="not a regular file"):
+        steering.refused(mgr)
+    assert mgr.paths.refused.is_dir()
+
+
+def test_keeping_fails_when_the_turn_no_longer_holds_the_quote(make_manager) -> None:
+    mgr = make_manager()
+    t = add_turn(mgr, "for this release keep the old API")
+    entry = refused_store.for_file("one_off_scope", t.turn_id, {
+        "kind": "project_decision", "subject": "api", "statement": "Keep the old API.", "content": "",
+        "strength": "soft", "origin": "explicit", "recall_mode": "on_match", "applies_to_paths": [], "aliases": [],
+        "keywords": [], "sources": [{"turn_id": t.turn_id, "role": "user", "quote": "words the turn never had"}]},
+        key="k1", at=1.0)
+    refused_store.add(mgr.paths, mgr.store.conn(), [entry])
+    with pytest.raises(steering.RescueError, match="no longer holds"):
+        steering.keep_refused(mgr, 1)
+    assert rows(mgr, "SELECT * FROM memory_candidates") == [] and len(steering.refused(mgr)) == 1
