@@ -217,6 +217,8 @@ def _keep(mgr: MemoryManager, entry: refused_store.Refused, timeout: float) -> I
     conn = mgr.store.conn()
     fields = {**{k: entry.candidate.get(k) for k in refused_store.CAND_FIELDS}, "origin": "explicit",
               "sources": entry.candidate.get("sources")}
+    # the gate's pairing (it never adjusted a refused candidate): hard + always, or soft + on_match
+    fields["strength"] = "hard" if fields.get("recall_mode") == "always" else "soft"
     try:
         cand = CandidateOut.model_validate(fields)
     except ValueError:
