@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,9 +113,14 @@ def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
 
 def cmd_forget(mgr: MemoryManager, args: argparse.Namespace) -> int:
+    from autopatch_tui.core.instructions.promote import forget_note
+
     logical = mgr.forget(args.id)
     say(f"Forgot {logical}: it no longer appears in listings or recall.")
     say("The raw conversation turns it came from are kept; `memory clear --confirm` deletes everything.")
+    note = forget_note(mgr.repo, logical)
+    if note:
+        say(note)
     return 0
 
 
@@ -182,24 +188,58 @@ def check_promote(args: argparse.Namespace, repo: Path) -> None:
 
 
 def cmd_promote(mgr: MemoryManager, args: argparse.Namespace) -> int:
-    from autopatch_tui.core.instructions.promote import plan_promotion, write_promotion
+    from autopatch_tui.core.instructions.promote import (
+        loader_reads,
+        plan_promotion,
+        promote_now,
+    )
     from autopatch_tui.core.instructions.section import visible
 
-    plan = plan_promotion(mgr, args.ids, to=args.to)
-    written = write_promotion(mgr, plan) if args.yes else False
+    if args.yes:
+        result = promote_now(mgr, args.ids, to=args.to, prune=args.prune)
+        plan, written = result.plan, result.written
+    else:
+        plan, written, result = plan_promotion(mgr, args.ids, to=args.to, prune=args.prune), False, None
     if args.json:
         emit_json({"path": str(plan.path), "written": written, "promoted": list(plan.promoted), "diff": plan.diff})
         return 0
     if not plan.changed:
-        held = "this item as it is" if len(plan.promoted) == 1 else "these items as they are"
-        say(f"{plan.shown} already holds {held}; nothing to write.")
+        if not plan.promoted:
+            say(f"{plan.shown} holds no bullet of an item that is no longer active; nothing to write.")
+        else:
+            held = "this item as it is" if len(plan.promoted) == 1 else "these items as they are"
+            say(f"{plan.shown} already holds {held}; nothing to write.")
+        if result is not None and result.kept:
+            say(f"Kept {len(result.kept)} item(s) that awaited review: the file already holds their words.")
         return 0
     sys.stdout.write(visible(plan.diff))
+    root = mgr.repo.resolve()
+    if plan.shown == "AGENTS.md" and plan.old_text is None and os.path.lexists(root / "CLAUDE.md"):
+        warn("creating AGENTS.md at the root stops the root CLAUDE.md from being read (a root CLAUDE.md is read "
+             "only without an AGENTS.md); leave --to off to write into CLAUDE.md instead")
+    from autopatch_tui.core.instructions.files import MAX_BYTES
+
+    if len(plan.new_text.encode("utf-8")) > MAX_BYTES:
+        warn(visible(f"{plan.shown} is larger than the {MAX_BYTES // 1024} KiB the assistant reads of its "
+                     "instruction files; what lies past that is cut from its prompt"))
+    if not loader_reads(plan.shown, root):
+        warn(visible(f"{plan.shown} is not a file the assistant reads as instructions (only AGENTS.md files, or "
+                     "the root's CLAUDE.md when the root has no AGENTS.md)"))
+    n_new = len(plan.new_items)
     if written:
         gone = f"; removed {len(plan.removed)} bullet(s) of items no longer active" if plan.removed else ""
-        say(f"Wrote {len(plan.promoted)} item(s) to {plan.shown}{gone}.")
+        if plan.promoted:
+            say(visible(f"Wrote {len(plan.promoted)} item(s) to {plan.shown}{gone}."))
+        else:
+            say(visible(f"Removed {len(plan.removed)} bullet(s) of items no longer active from {plan.shown}."))
+        if result is not None and result.kept:
+            say(f"Kept {len(result.kept)} item(s) that awaited review: this diff was their review.")
+        if result is not None and result.keep_problem:
+            warn(visible(result.keep_problem))
     else:
-        say(f"Nothing was written: run again with --yes to write {plan.shown}.")
+        say(visible(f"Nothing was written: run again with --yes to write {plan.shown}."))
+        if n_new:
+            say(f"Writing also keeps {n_new} item(s) still awaiting review: the diff above is their review.")
     return 0
 
 
@@ -256,10 +296,13 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_process)
 
-    p = msub.add_parser("promote", help="write items into the marked section of AGENTS.md (a diff without --yes)",
+    p = msub.add_parser("promote", help="write items into the marked section of AGENTS.md (or the root's CLAUDE.md "
+                        "when it has no AGENTS.md; a diff without --yes)",
                         parents=[common])
-    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--to", metavar="PATH", help="another file inside the repository (relative to its root)")
+    p.add_argument("--prune", action="store_true",
+                   help="remove the bullets of items no longer active (forgotten, replaced); no ID needed")
     p.add_argument("--yes", action="store_true", help="write the file (without it, only the diff is printed)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_promote, precheck=check_promote)

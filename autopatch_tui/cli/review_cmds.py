@@ -160,7 +160,7 @@ def _audit_line(section: str, entry: dict) -> str:
     if section == "stale_paths":
         return f"stale:     {one_line(entry['id'])} — no file matches {', '.join(one_line(p) for p in entry['paths'])}"
     if section == "stale_claims":
-        return f"stale:     {one_line(entry['id'])} — {one_line(entry['claim'])}: {one_line(entry['evidence'])}"
+        return f"disagrees: {one_line(entry['id'])} — says {one_line(entry['claim'])}; {one_line(entry['evidence'])}"
     word = "duplicate:" if section == "duplicates" else "conflict: "
     return f"{word} {', '.join(one_line(i) for i in entry['ids'])} — {one_line(entry['why'])}"
 

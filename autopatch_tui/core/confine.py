@@ -207,17 +207,22 @@ def allowed_entry(repo: Path, entry: Path) -> bool:
     return refused_part(inside.parts) is None
 
 
-def read_regular_head(path: Path, max_bytes: int) -> tuple[bytes, int]:
+def read_regular_head(path: Path | str, max_bytes: int, *, dir_fd: int | None = None,
+                      stat_out: list[os.stat_result] | None = None) -> tuple[bytes, int]:
     """At most `max_bytes` from the start of the regular file `path`, and its size: a file over the
     bound is cut, never read whole (an instruction file may be huge). Opened like `read_regular`
     (non-blocking, checked with `fstat` before a byte is read) and, in addition, never through a
     symlink as its last component: pass a path `confine` resolved, so a link swapped in after the
-    check is refused instead of followed. Raises `NotRegularFileError` or `OSError`."""
+    check is refused instead of followed. With `dir_fd`, `path` is a name in that folder (opened
+    with `paths.open_dir`, so no component on the way is a link either); `stat_out` receives the
+    opened file's `fstat`. Raises `NotRegularFileError` or `OSError`."""
     flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
              | getattr(os, "O_NOFOLLOW", 0))
-    fd = os.open(path, flags)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
+        if stat_out is not None:
+            stat_out.append(st)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegularFileError("not a regular file (a pipe, socket, device or folder is not read)")
         with os.fdopen(fd, "rb", closefd=True) as fh:

@@ -188,7 +188,7 @@ class CommandRunner:
         elif sub == "show":
             self._in_thread(lambda: "\n".join(render_item(mgr.show_item(args[1]))))
         elif sub == "forget":
-            self._in_thread(lambda: f"Forgot {mgr.forget(args[1])}. The raw turns it came from are kept.")
+            self._in_thread(lambda: _forgot(mgr, args[1]))
         elif sub == "export":
             to = export_target(mgr.repo, args[2]) if len(args) == 3 else None
             self._in_thread(lambda: f"Memory exported to {mgr.export(to=to)}")
@@ -215,3 +215,12 @@ async def _maybe_await(value: Awaitable[None] | None) -> None:
 
 def flush_label(event: FlushProgress) -> str:
     return f"/new: Memory flush {event.done}/{event.total}" + (" (timed out)" if event.timed_out else "")
+
+
+def _forgot(mgr, item_id: str) -> str:  # type: ignore[no-untyped-def]
+    """`/memory forget ID`'s answer: what went, and whether a promoted bullet of it remains."""
+    from autopatch_tui.core.instructions.promote import forget_note
+
+    logical = mgr.forget(item_id)
+    note = forget_note(mgr.repo, logical)
+    return f"Forgot {logical}. The raw turns it came from are kept." + (f"\n{note}" if note else "")

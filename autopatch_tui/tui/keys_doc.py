@@ -61,8 +61,9 @@ DOES: dict[str, str] = {
     "search.results": "from a search field to its results",
     "help.close": "close this help",
     "ask.close": "clear the field, then close without an answer (Enter answers)",
-    "promote.write": "write the file as the diff shows (so does the Write button)",
-    "promote.cancel": "close; nothing is written (Cancel has the focus first)",
+    "promote.write": "write the file as the diff shows (so does the Write button); offered once the whole diff "
+                     "has been shown (it fits, or was scrolled to its end)",
+    "promote.cancel": "close; nothing is written (the diff has the focus first: arrows, PgUp/PgDn, End scroll it)",
 }
 
 # (section title, intro, [(module, class)]) in the order docs/keys.md shows them

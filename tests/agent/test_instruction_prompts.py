@@ -14,6 +14,7 @@ from autopatch_tui.core.agent.prompt_report import context_label, context_lines,
 from autopatch_tui.core.agent.request_context import AUTHORITY
 from autopatch_tui.core.events import PromptMeasured
 from autopatch_tui.core.instructions import files as inst
+from autopatch_tui.core.instructions import section
 from autopatch_tui.core.memory.sqlite import write_txn
 from tests.support.llm_stub import Reply
 from tests.support.recall_seed import add_turn, revise_item, seed_item
@@ -136,8 +137,12 @@ def test_the_model_can_read_a_promoted_item_by_the_id_it_sees_in_the_file(repo, 
     waiting = seed_item(conn, subject="lint", statement="Run make lint before a patch.", recall_mode="always",
                         content="WAITING-CONTENT")
     mgr.review.keep([held.logical_id])  # approval mode: `waiting` is not kept, so recall never shows it
-    rc, _, err = invoke_cli("memory", "promote", held.logical_id, waiting.logical_id, "--yes")
+    rc, _, err = invoke_cli("memory", "promote", held.logical_id, "--yes")
     assert rc == 0, err
+    # `waiting`'s bullet written by hand (promote would keep it: the diff is its review)
+    agents = repo / "AGENTS.md"
+    bullet = f"- Run make lint before a patch. <!-- memory:{waiting.logical_id} -->\n"
+    agents.write_text(agents.read_text("utf-8").replace(section.END, bullet + section.END), "utf-8")
     reads = [Reply(tool_calls=[("memory_read", json.dumps({"id": i}))])
              for i in (held.logical_id, waiting.logical_id, "mem-NOT-IN-ANY-FILE")]
     llm_stub.script("chat", *reads, "ok")

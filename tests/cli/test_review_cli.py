@@ -112,11 +112,13 @@ def test_audit_json_has_the_exact_shape(invoke_cli, seeded) -> None:
     second, revised, _ = seeded
     rc, out, err = invoke_cli("memory", "audit", json=True)
     assert rc == 0, err
-    assert set(out) == {"checked", "duplicates", "conflicts", "stale_paths", "next"} and out["next"] is None and out["checked"] == 2
+    assert set(out) == {"checked", "duplicates", "conflicts", "stale_paths", "stale_claims", "next"}
+    assert out["next"] is None and out["checked"] == 2
     assert out["duplicates"] == []
     assert [sorted(c["ids"]) for c in out["conflicts"]] == [sorted([second, revised])]
     assert all(set(c) == {"ids", "why"} for c in out["conflicts"])
     assert out["stale_paths"] == [{"id": second, "paths": ["Makefile"]}]
+    assert out["stale_claims"] == []  # contracts §8 (added 2026-12-07); nothing here names a checkable claim
     rc, text, _ = invoke_cli("memory", "audit")
     assert rc == 0 and "1 conflict(s)" in text and "stale:" in text
 

@@ -111,7 +111,7 @@ def test_a_huge_file_is_cut_never_read_whole(repo: Path, monkeypatch: pytest.Mon
         fh.truncate(512 * 1024 * 1024)  # half a gigabyte (sparse)
     asked: list[int] = []
     real = inst.read_regular_head
-    monkeypatch.setattr(inst, "read_regular_head", lambda path, n: asked.append(n) or real(path, n))
+    monkeypatch.setattr(inst, "read_regular_head", lambda path, n, **kw: asked.append(n) or real(path, n, **kw))
     got = load_instructions(repo)
     assert asked == [MAX_BYTES]
     (only,) = got.files
@@ -127,16 +127,17 @@ def test_32_kib_in_all_closest_kept_first_and_the_cut_says_so(repo: Path) -> Non
     put(repo, "a/b/c/AGENTS.md", "C\n" + line * 400)
     got = load_instructions(repo, ["a/b/c/x.py"])
     assert len(got.render().encode("utf-8")) <= MAX_BYTES  # the whole block: frames and the note too
-    # the two closest whole, the next one cut, the root left out — and the prompt says so
-    assert got.paths == ("a/AGENTS.md", "a/b/AGENTS.md", "a/b/c/AGENTS.md")
-    assert [f.cut for f in got.files] == [True, False, False]
-    assert got.left_out == ("AGENTS.md",)
+    # the root's first (it applies to every request), then the closest whole, the next one cut,
+    # the farthest left out — and the prompt says so
+    assert got.paths == ("AGENTS.md", "a/b/AGENTS.md", "a/b/c/AGENTS.md")
+    assert [f.cut for f in got.files] == [False, True, False]
+    assert got.left_out == ("a/AGENTS.md",)
     text = got.render()
     assert "cut here" in text and "left out" in text and "AGENTS.md" in text.rsplit("left out", 1)[1]
     # a model's small window: a token bound cuts sooner
     small = load_instructions(repo, ["a/b/c/x.py"], max_tokens=500)
-    assert small.paths == ("a/b/c/AGENTS.md",) and small.files[0].cut and estimate_tokens(small.render()) <= 500
-    assert small.left_out == ("AGENTS.md", "a/AGENTS.md", "a/b/AGENTS.md")
+    assert small.paths == ("AGENTS.md",) and small.files[0].cut and estimate_tokens(small.render()) <= 500
+    assert small.left_out == ("a/AGENTS.md", "a/b/AGENTS.md", "a/b/c/AGENTS.md")
 
 
 def test_a_changed_file_is_read_again_without_a_restart(repo: Path) -> None:
@@ -154,7 +155,7 @@ def test_an_unchanged_file_is_not_read_again(repo: Path, monkeypatch: pytest.Mon
     path = put(repo, "AGENTS.md", "rules")
     reads: list[Path] = []
     real = inst.read_regular_head
-    monkeypatch.setattr(inst, "read_regular_head", lambda p, n: reads.append(p) or real(p, n))
+    monkeypatch.setattr(inst, "read_regular_head", lambda p, n, **kw: reads.append(p) or real(p, n, **kw))
     for _ in range(5):
         load_instructions(repo)
     assert len(reads) == 1
@@ -199,7 +200,7 @@ def test_no_folder_name_or_file_text_can_leave_its_instructions_block(repo: Path
     put(repo, f"{evil}/deep/AGENTS.md", "D\n" + ("y" * 80 + "\n") * 420)  # fills the bound: the rest left out
     put(repo, f"{evil}/deep/f.py", "")
     got = load_instructions(repo, [f"{evil}/deep/f.py"])
-    assert got.left_out == ("AGENTS.md", f"{evil}/AGENTS.md")  # the folder's name goes into the note too
+    assert got.left_out == (f"{evil}/AGENTS.md",)  # the folder's name goes into the note too
     whole = load_instructions(repo, [f"{evil}/f.py"])  # both files whole: the name in the file tags
     assert whole.paths == ("AGENTS.md", f"{evil}/AGENTS.md") and not whole.cut
     for text in (got.render(), whole.render()):
@@ -254,7 +255,7 @@ def test_hundreds_of_files_stay_within_the_bound_note_included(repo: Path, max_t
 def test_files_are_read_only_until_the_bound_is_reached(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[Path] = []
     real = inst.read_regular_head
-    monkeypatch.setattr(inst, "read_regular_head", lambda p, n: reads.append(p) or real(p, n))
+    monkeypatch.setattr(inst, "read_regular_head", lambda p, n, **kw: reads.append(p) or real(p, n, **kw))
     scopes = many_folders(repo, 400, "y" * 4000)  # ~4 KiB each: eight fill the bound
     got = load_instructions(repo, scopes)
     assert len(got.files) <= 9 and len(reads) <= len(got.files) + 1  # the rest are counted, never read
@@ -284,7 +285,7 @@ def test_a_crowd_of_sibling_packages_never_pushes_out_the_root_file(repo: Path) 
     got = load_instructions(repo, [*scopes, *many], max_tokens=1000)
     assert got.paths[:2] == ("AGENTS.md", "z-shared/AGENTS.md") and not any(f.cut for f in got.files[:2])
     assert all(f.cut for f in got.files[2:])  # no package's file whole
-    # with one path, every file applies to it: the closest is still kept first (the root cut)
+    # with one path, every file applies to it: the root's is still kept first, the closest then cut
     put(repo, "packages/svc0007/AGENTS.md", "CLOSE-RULE\n" + "c" * 6000)
     got = load_instructions(repo, ["packages/svc0007/m.py"], max_tokens=1800)
-    assert got.paths == ("AGENTS.md", "packages/svc0007/AGENTS.md") and [f.cut for f in got.files] == [True, False]
+    assert got.paths == ("AGENTS.md", "packages/svc0007/AGENTS.md") and [f.cut for f in got.files] == [False, True]

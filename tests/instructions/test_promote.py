@@ -267,5 +267,5 @@ def test_a_confirmed_plan_is_written_only_while_it_is_still_the_diff_shown(repo:
         write_confirmed(manager, shown)
     assert not (repo / "AGENTS.md").exists()
     shown = plan_promotion(manager, [a])
-    assert write_confirmed(manager, shown) is True
+    assert write_confirmed(manager, shown).written is True
     assert (repo / "AGENTS.md").read_text("utf-8") == shown.new_text

@@ -46,8 +46,14 @@ def test_one_line_makes_any_text_a_safe_single_line() -> None:
     assert s.one_line("a\n b\t\tc") == "a b c"
     assert s.one_line("end --> <!-- start") == "end --&gt; &lt;!-- start"
     assert s.one_line("esc \x1b[2J bidi \u202e") == "esc \\u001b[2J bidi \\u202e"
-    with pytest.raises(ValueError):
-        s.render_bullet("mem-1 --> x", "statement", None, "2026-01-01")
+    # an unusual ID (a hand-edited or merged store) is escaped in its key, never breaking the comment
+    odd = "mem-1 --> x <!-- é"
+    lines = s.render_bullet(odd, "statement", None, "2026-01-01")
+    assert "-->" not in lines[0].split("<!-- memory:", 1)[1][:-4] and lines[0].count("<!--") == 1
+    text = "\n".join([s.BEGIN, s.HEADING, "", *lines, s.END]) + "\n"
+    assert [b.item_id for b in s.section_bullets(text)] == [odd]
+    with pytest.raises(s.SectionError, match="cannot be written as a key"):
+        s.render_bullet("é" * 200, "statement", None, "2026-01-01")
 
 
 HAND = [

@@ -71,10 +71,15 @@ async def test_mark_then_promote_shows_the_diff_and_writes_only_on_write(
         dialog = app.screen
         assert dialog.plan.promoted == ("mem-02CACHE", "mem-01PREFTABS")
         assert "+- The cache lives in Redis with a 5 minute TTL. <!-- memory:mem-02CACHE -->" in dialog.plan.diff
-        # letters and Enter on the focused Cancel never write
+        # letters and Enter on the focused diff never write (nor answer); Enter on the focused Cancel closes
+        assert app.focused is dialog.query_one("#promote-diff")
         await pilot.press(*"yes please", "enter")
         await settle(pilot)
         assert agents.read_text("utf-8") == "# Team\n\nHand-written rule.\n"
+        assert app.screen is dialog
+        dialog.query_one("#no").focus()
+        await pilot.press("enter")
+        await settle(pilot)
         assert not isinstance(app.screen, PromoteDialog)
 
         await pilot.press("p")
@@ -98,6 +103,15 @@ async def test_mark_then_promote_shows_the_diff_and_writes_only_on_write(
         await settle(pilot)
         assert not isinstance(app.screen, PromoteDialog)
         assert any("already holds" in n for n in app.notified)
+        # forgetting a promoted item says its bullet remains, and how to remove it (issue 28 item 6)
+        await choose(pilot, screen, "mem-02CACHE")
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmBase))
+        await pilot.press("y")
+        await until(pilot, lambda: any(n.startswith("Forgot mem-02CACHE") for n in app.notified))
+        said = next(n for n in app.notified if n.startswith("Forgot mem-02CACHE"))
+        assert "bullet in AGENTS.md remains" in said and "--prune" in said
+        assert "mem-02CACHE" in section.promoted_statements(agents.read_text("utf-8"))  # never edited unasked
 
 
 async def test_write_makes_the_plan_again_and_never_writes_a_diff_that_is_no_longer_true(
@@ -229,3 +243,150 @@ def test_context_snapshot(repo: Path, settings: Settings, snap_compare: Any, det
         await settle(pilot)
 
     assert snap_compare(_plain_app(repo, settings), terminal_size=(110, 34), run_before=run_before)
+
+
+# --------------------------------------------------------------------------- 80×24 (issue 30 item 7)
+
+LONG_PLAN = PromotePlan(
+    path=Path("/repo/AGENTS.md"), shown="AGENTS.md", old_text=None,
+    new_text="".join(line + "\n" for line in (
+        section.BEGIN, section.HEADING, "",
+        *(x for n in range(12) for x in (
+            f"- Rule {n:02d}: keep this in mind whenever a patch touches the module. <!-- memory:mem-{n:02d}RULE -->",
+            f"  > “a long quote of the user that runs past the edge of an eighty column terminal, number {n:02d}”"
+            " — 2026-11-03")),
+        section.END)),
+    promoted=tuple(f"mem-{n:02d}RULE" for n in range(12)), removed=(), stamp=None, mode=None)
+
+
+def test_promote_dialog_80x24_snapshot(repo: Path, settings: Settings, snap_compare: Any,
+                                       deterministic) -> None:  # noqa: F811
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.theme = "textual-dark"
+        await settle(pilot)
+        await pilot.app.push_screen(PromoteDialog(LONG_PLAN))
+        await settle(pilot)
+
+    assert snap_compare(_plain_app(repo, settings), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_at_80x24_the_diff_has_the_room_and_write_waits_for_its_end(repo: Path, settings: Settings) -> None:
+    from textual.widgets import Button
+
+    from autopatch_tui.tui.screens.promote_dialog import PromoteDiff
+
+    app = _plain_app(repo, settings)
+    answers: list[bool | None] = []
+
+    async def run() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await app.push_screen(PromoteDialog(LONG_PLAN), callback=answers.append)
+            await settle(pilot)
+            dialog = app.screen
+            diff = dialog.query_one(PromoteDiff)
+            assert app.focused is diff  # the diff has the focus: the keys scroll it
+            assert diff.content_region.height >= 12  # most of the screen, not one row
+            write = dialog.query_one("#yes", Button)
+            assert write.disabled and not dialog.seen
+            await pilot.press("ctrl+s", "enter")  # not yet: nothing answered
+            await settle(pilot)
+            assert answers == [] and app.screen is dialog
+            await pilot.press("pagedown")
+            await settle(pilot)
+            assert write.disabled  # part way is not the whole diff
+            await pilot.press("end")
+            await settle(pilot)
+            assert diff.scroll_y == diff.max_scroll_y > 0
+            assert not write.disabled and dialog.seen
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            assert answers == [True]
+
+    import asyncio
+
+    asyncio.run(run())
+
+
+def test_the_status_bar_and_context_name_a_file_that_is_there_but_not_read(repo: Path, llm_stub) -> None:
+    """Issue 30 item 6: a root CLAUDE.md beside an AGENTS.md is not read; a file left out for the
+    bound is not read either. Both are named, and /context says why."""
+    inst.clear_cache()
+    (repo / "AGENTS.md").write_text("ROOT rules for the model\n", "utf-8")
+    (repo / "CLAUDE.md").write_text("The team's Claude rules\n", "utf-8")
+    llm_stub.default("classify", "general_chat")
+    llm_stub.default("chat", Reply(content="An answer.", usage=(4_096, 10)))
+    app = make_app(repo, model_settings(llm_stub))
+
+    async def run() -> None:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_idle(pilot, app)
+            await type_and_send(pilot, "hello")
+            await wait_idle(pilot, app)
+            await until(pilot, lambda: app.last_prompt is not None and app.last_prompt.ended)
+            await pilot.pause()
+            status = app.screen.query_one(StatusBar)
+            assert status.instructions == "AGENTS.md · CLAUDE.md not read"
+            await type_and_send(pilot, "/context")
+            await wait_idle(pilot, app)
+            shown = notes(app)[-1]
+            assert "Not read: CLAUDE.md (the root's AGENTS.md is read instead" in shown
+
+    import asyncio
+
+    asyncio.run(run())
+
+
+def test_context_names_the_files_left_out_for_the_bound() -> None:
+    from autopatch_tui.core.agent.prompt_report import (
+        context_lines,
+        instructions_label,
+        not_read,
+    )
+
+    report = PromptReport(intent="general_chat", window=32_768, max_output=8_192, parts=(), estimated_tokens=10,
+                          instruction_files=("AGENTS.md",), instructions_cut=True,
+                          instructions_left_out=("pkg/AGENTS.md", "pkg/sub/AGENTS.md"), ended=True)
+    lines = context_lines(report)
+    assert "Not read: pkg/AGENTS.md (left out for the bound on instruction files)." in lines
+    assert instructions_label(report.instruction_files, not_read(report)) == "AGENTS.md · 2 not read (/context)"
+
+
+def test_the_dialog_title_says_write_also_keeps_items_awaiting_review() -> None:
+    from dataclasses import replace
+
+    from autopatch_tui.tui.screens.promote_dialog import title_text
+
+    assert "keeps" not in title_text(PLAN)
+    waiting = replace(PLAN, new_items=(("mem-02ESC", 1),))
+    assert title_text(waiting) == "Promote 2 Memory items to AGENTS.md; Write also keeps 1 awaiting review"
+
+
+async def test_promote_from_the_browser_in_review_mode_keeps_the_item(
+        repo: Path, mb_manager: MemoryManager, mb_clock: FakeClock, settings: Settings) -> None:  # noqa: F811
+    """Issue 28 item 6: promoting an item nobody kept keeps it — the diff is the review — so it is
+    never in every request through AGENTS.md while the inbox still calls it new."""
+    mb_populate(mb_manager, mb_clock)
+    mb_manager.review.set_approval("review", persist=False)
+    assert mb_manager.review.review_state(["mem-02CACHE"]) == {"mem-02CACHE": "new"}
+    app = mb_app(mb_manager, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_browser(pilot)
+        await choose(pilot, screen, "mem-02CACHE")
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, PromoteDialog))
+        assert "Write also keeps 1 awaiting review" in app.screen.title_text
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: any("Promoted 1 item" in n for n in app.notified))
+        said = next(n for n in app.notified if "Promoted 1 item" in n)
+        assert "Kept 1 that awaited review" in said
+        assert mb_manager.review.review_state(["mem-02CACHE"]) == {"mem-02CACHE": "kept"}
+        assert "mem-02CACHE" in section.promoted_statements((repo / "AGENTS.md").read_text("utf-8"))
+
+
+def test_the_diff_has_no_empty_last_row_to_scroll_to() -> None:
+    """A diff that exactly fits its box offers Write at once (tried in tmux at 80×24: a trailing
+    empty row made the box scroll by one and kept Write disabled over a diff shown whole)."""
+    from autopatch_tui.tui.screens.promote_dialog import diff_text
+
+    assert diff_text("--- a\n+++ b\n+x\n").plain == "--- a\n+++ b\n+x"

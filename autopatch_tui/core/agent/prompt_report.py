@@ -41,6 +41,7 @@ class PromptReport:
     instruction_files: tuple[str, ...] = ()
     instructions_cut: bool = False
     instructions_skipped: tuple[tuple[str, str], ...] = ()  # (path, why) of files found but not read
+    instructions_left_out: tuple[str, ...] = ()  # files left out for the bound
     map_items: int = 0
     steps: int = 0  # model calls of the request so far
     ended: bool = False  # False while the request is being sent
@@ -82,15 +83,23 @@ def context_label(report: PromptReport | None) -> str:
     return f"{mark}ctx {report.percent}% of {window_text(report.window)}"
 
 
-def instructions_label(paths: tuple[str, ...]) -> str:
-    """"AGENTS.md ×2", "CLAUDE.md", "CLAUDE.md + AGENTS.md ×2"; "" when none was loaded."""
-    if not paths:
-        return ""
+def instructions_label(paths: tuple[str, ...], not_read: tuple[str, ...] = ()) -> str:
+    """"AGENTS.md ×2", "CLAUDE.md", "CLAUDE.md + AGENTS.md ×2"; then the files found but not read:
+    "AGENTS.md · CLAUDE.md not read", "AGENTS.md ×2 · 3 not read (/context)"; "" when none was found."""
     names: dict[str, int] = {}
     for p in paths:
         name = PurePosixPath(p).name
         names[name] = names.get(name, 0) + 1
-    return " + ".join(name if n == 1 else f"{name} ×{n}" for name, n in names.items())
+    label = " + ".join(name if n == 1 else f"{name} ×{n}" for name, n in names.items())
+    if not_read:
+        unread = f"{not_read[0]} not read" if len(not_read) == 1 else f"{len(not_read)} not read (/context)"
+        label = f"{label} · {unread}" if label else unread
+    return label
+
+
+def not_read(report: PromptReport) -> tuple[str, ...]:
+    """The instruction files the request found but did not read (skipped, shadowed, left out)."""
+    return tuple(dict.fromkeys([p for p, _ in report.instructions_skipped] + list(report.instructions_left_out)))
 
 
 def context_lines(report: PromptReport | None) -> list[str]:
@@ -117,4 +126,6 @@ def context_lines(report: PromptReport | None) -> list[str]:
         lines.append("The instruction files were cut to their bound (the prompt says where).")
     for path, why in report.instructions_skipped:
         lines.append(f"Not read: {path} ({why}).")
+    for path in report.instructions_left_out:
+        lines.append(f"Not read: {path} (left out for the bound on instruction files).")
     return lines

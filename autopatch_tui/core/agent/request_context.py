@@ -31,6 +31,7 @@ from autopatch_tui.core.agent import prompt_report as pr
 from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
 from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.agent.tools import ToolBox
+from autopatch_tui.core.claims.store import map_doubts
 from autopatch_tui.core.errors import AutopatchError, ConfigError, NoModelError
 from autopatch_tui.core.events import PromptMeasured
 from autopatch_tui.core.instructions.files import Instructions, load_instructions
@@ -39,7 +40,8 @@ from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.llm.tokens import REPLY_PRIMING_TOKENS, estimate_messages_tokens, estimate_tokens
 from autopatch_tui.core.memory import turns as turn_ops
 from autopatch_tui.core.memory.memory_used import UsedItem, merge, record
-from autopatch_tui.core.recall.promoted import MAX_IDS as MAX_PROMOTED_IDS, promoted_rows
+from autopatch_tui.core.recall.promoted import MAX_IDS as MAX_PROMOTED_IDS
+from autopatch_tui.core.recall.promoted import promoted_rows
 from autopatch_tui.core.recall.query import RecallQuery
 from autopatch_tui.core.recall.session import RecallSession
 
@@ -132,6 +134,9 @@ class RequestContext:
         self._promoted_used(session.map_leaves)
         session.expose(list(promoted)[:MAX_PROMOTED_IDS])  # the model sees these IDs in the files: it may read them
         memory_map = session.memory_map()
+        # the items whose claims the repository contradicts say so (cached by the manifests' stat)
+        memory_map.doubts = map_doubts(self.manager.store.conn(), self.manager.repo,
+                                       [m.row for m in memory_map.standing + memory_map.relevant])
         rendered = memory_map.render()
         history = (ctx.history_messages(self.manager.store.conn(), self.handle.thread_id, self.handle.sequence,
                                         budget.history_tokens) if self.policy.include_history else [])
@@ -202,6 +207,7 @@ class RequestContext:
             intent=self.intent, window=self.profile.context_window, max_output=self.profile.max_output_tokens,
             parts=tuple(parts), estimated_tokens=total, instruction_files=self.instructions.paths,
             instructions_cut=self.instructions.cut, instructions_skipped=self.instructions.skipped,
+            instructions_left_out=self.instructions.left_out,
             map_items=self._map_items, steps=loop.calls, ended=ended,
             server_prompt_tokens=usage.prompt_tokens if usage else None,
             server_completion_tokens=usage.completion_tokens if usage else None,

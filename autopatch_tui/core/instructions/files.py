@@ -15,13 +15,19 @@ a cut says so in the prompt. A caller may set a tighter token bound (a small mod
 until the bound is reached, at most `MAX_READS` per request (a zero-finding review scopes every
 scanned file); the rest are left out unread, counted in the note, the first few by name.
 
+A file is opened one path component at a time from the repository's root (`_Dirs`: every
+folder `O_NOFOLLOW | O_DIRECTORY` relative to its parent's descriptor, then the file `O_NOFOLLOW`),
+along the real path the walk found: a folder swapped for a link between the walk and the read is
+refused, never followed out of the repository.
+
 Re-read when a file changes, without a restart: every request stats each candidate (a walk of
-about two `lstat`s per folder); a file whose (path, mtime_ns, size, inode, device) is unchanged
-is not read again (`_CACHE`)."""
+about two `lstat`s per folder); a file whose (path, mtime_ns, ctime_ns, size, inode, device) is
+unchanged is not read again (`_CACHE`; the ctime sees an in-place edit that kept size and mtime)."""
 
 from __future__ import annotations
 
 import codecs
+import errno
 import functools
 import os
 import re
@@ -48,6 +54,9 @@ NOTE_NAME_CHARS = 120
 INTRO = ("Project instructions: the repository's instruction files, read from disk for this request, the root's "
          "first. A file closer to the request's files comes later and wins over an earlier one.")
 _CACHE_SIZE = 256
+SHADOWED = "the root's AGENTS.md is read instead; a root CLAUDE.md is read only when there is no AGENTS.md"
+NESTED_CLAUDE = "a CLAUDE.md below the root is not read; an AGENTS.md in its folder would be"
+MAX_UNREAD_NAMED = 8  # nested CLAUDE.md files named as not read, at most
 
 
 @dataclass(frozen=True)
@@ -154,7 +163,7 @@ class _Read:
     why: str = ""
 
 
-_CACHE: dict[tuple[str, int, int, int, int], _Read] = {}
+_CACHE: dict[tuple[str, int, int, int, int, int], _Read] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -170,17 +179,65 @@ def _decode(data: bytes, truncated: bool) -> str | None:
     return text.removeprefix("\ufeff")
 
 
-def _read(real: Path, st: os.stat_result) -> _Read:
-    key = (str(real), st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
+def _key(real: Path, st: os.stat_result) -> tuple[str, int, int, int, int, int]:
+    return str(real), st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class _Dirs:
+    """Descriptors of the repository's folders for one load, each opened once from its parent's
+    descriptor with `O_NOFOLLOW | O_DIRECTORY` (the root's from its resolved path): a folder that
+    is a link now fails with ELOOP/ENOTDIR instead of being followed."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.fds: dict[tuple[str, ...], int] = {}
+
+    def fd(self, parts: tuple[str, ...]) -> int:
+        found = self.fds.get(parts)
+        if found is not None:
+            return found
+        if parts:
+            fd = os.open(parts[-1], _DIR_FLAGS, dir_fd=self.fd(parts[:-1]))
+        else:
+            fd = os.open(self.repo, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        self.fds[parts] = fd
+        return fd
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+
+def _open_read(dirs: _Dirs, real: Path) -> tuple[bytes, int, os.stat_result]:
+    """The head of the file at `real` (a link-free path inside the repository), opened one
+    component at a time without following a link. Raises `ConfinementError` or `OSError`."""
+    dfd = dirs.fd(real.parent.relative_to(dirs.repo).parts)
+    opened: list[os.stat_result] = []
+    data, size = read_regular_head(real.name, MAX_BYTES, dir_fd=dfd, stat_out=opened)
+    return data, size, opened[0]
+
+
+def _read(real: Path, st: os.stat_result, dirs: _Dirs | None = None) -> _Read:
+    key = _key(real, st)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     try:
-        data, size = read_regular_head(real, MAX_BYTES)
+        if dirs is None:
+            data, size = read_regular_head(real, MAX_BYTES)
+        else:
+            data, size, opened = _open_read(dirs, real)
+            key = _key(real, opened)  # what was read (the file may have changed since its lstat)
     except ConfinementError:
         result = _Read(None, why="not a regular file")
     except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            return _Read(None, why="a folder on its path became a link while it was read")
         result = _Read(None, why=f"cannot be read ({type(exc).__name__})")
     else:
         truncated = size > len(data)
@@ -283,7 +340,7 @@ def _candidate(repo: Path, folder: str, real_dir: Path, name: str) -> tuple[str,
     return shown, path, st
 
 
-def _usable(candidate: tuple[str, Path, os.stat_result]) -> _Read:
+def _usable(candidate: tuple[str, Path, os.stat_result], dirs: _Dirs | None = None) -> _Read:
     """The text of a candidate, or why it cannot be used (a link that cannot be followed, not a
     regular file, not readable, not UTF-8)."""
     _, real, st = candidate
@@ -291,7 +348,7 @@ def _usable(candidate: tuple[str, Path, os.stat_result]) -> _Read:
         return _Read(None, why="a link that cannot be followed inside the repository")
     if not stat.S_ISREG(st.st_mode):
         return _Read(None, why="not a regular file")
-    return _read(real, st)
+    return _read(real, st, dirs)
 
 
 def _prompt_key(folder: str) -> tuple[int, str]:
@@ -300,9 +357,12 @@ def _prompt_key(folder: str) -> tuple[int, str]:
     return (folder.count("/") + 1 if folder else 0), folder
 
 
-def _entries(repo: Path, scope_paths: Sequence[str]) -> list[tuple[tuple[str, Path, os.stat_result], ...]]:
+def _entries(repo: Path, scope_paths: Sequence[str],
+             unread: list[str] | None = None) -> list[tuple[tuple[str, Path, os.stat_result], ...]]:
     """Each folder's instruction file (at the root: `AGENTS.md`, then `CLAUDE.md` in its stead),
-    as found by `lstat` (nothing read yet), in the order the bound keeps them (`_keep_key`)."""
+    as found by `lstat` (nothing read yet), in the order the bound keeps them (`_keep_key`). A
+    `CLAUDE.md` below the root is never read; with `unread`, the first `MAX_UNREAD_NAMED` found are
+    added to it (other assistants read them: the user is told this one does not)."""
     walk = _Walk(repo)
     cover: dict[str, int] = {"": 0}  # folder -> how many of the request's scope paths lie under it
     for scope in dict.fromkeys(scope_paths):
@@ -314,16 +374,20 @@ def _entries(repo: Path, scope_paths: Sequence[str]) -> list[tuple[tuple[str, Pa
         assert real is not None
         names = (AGENTS, CLAUDE) if not folder else (AGENTS,)
         found = tuple(c for c in (_candidate(repo, folder, Path(real), n) for n in names) if c is not None)
+        if folder and unread is not None and len(unread) < MAX_UNREAD_NAMED and _lstat(Path(real) / CLAUDE):
+            unread.append(f"{folder}/{CLAUDE}")
         if found:
             entries.append(found)
     return entries
 
 
-def _keep_key(folder: str, cover: int) -> tuple[int, int, str]:
-    """The order the bound keeps files in: a file that applies to more of the request's scope paths
-    first (the root's applies to all of them, so a crowd of sibling packages never pushes it out),
-    then, among files that apply to as many, the closer (deeper) first; then by name."""
-    return -cover, -_prompt_key(folder)[0], folder
+def _keep_key(folder: str, cover: int) -> tuple[int, int, int, str]:
+    """The order the bound keeps files in: the root's first, always (it applies to every request:
+    neither a huge vendored file nor a crowd of nested ones may push it out); then a file that
+    applies to more of the request's scope paths (a crowd of sibling packages never pushes out a
+    shared parent's), then, among files that apply to as many, the closer (deeper) first; then by
+    name."""
+    return (0 if not folder else 1), -cover, -_prompt_key(folder)[0], folder
 
 
 # --------------------------------------------------------------------------- the bound
@@ -412,7 +476,8 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
     repo = repo.resolve()
     bound = _kib(max_bytes) if max_tokens is None else f"{_kib(max_bytes)} or {max_tokens} tokens"
     marker = CUT_MARKER.format(bound=bound)
-    entries = _entries(repo, scope_paths)
+    nested_claude: list[str] = []
+    entries = _entries(repo, scope_paths, nested_claude)
     budget = _Budget(max_bytes, max_tokens)
     note = _note_room([e[0][0] for e in entries], (bound, READS_BOUND))
     kept: list[InstructionFile] = []
@@ -421,39 +486,45 @@ def load_instructions(repo: Path, scope_paths: Sequence[str] = (), *, max_tokens
     seen: set[str] = set()
     why = ""  # what stopped the reading: everything after it is left out unread
     reads = 0
-    for i, entry in enumerate(entries):
-        if not why and reads >= MAX_READS:
-            why = READS_BOUND
-        if why:
-            left_out.append(entry[0][0])
-            continue
-        text = None
-        for shown, real, st in entry:  # the root's CLAUDE.md only when its AGENTS.md has nothing to use
-            if str(real) in seen:  # a link to a file already read
-                break
-            read = _usable((shown, real, st))
-            reads += 1
-            if read.text is None:
-                skipped.append((shown, read.why))
-            elif read.text.strip():
-                seen.add(str(real))
-                text = read.text
-                break
-        if text is None:
-            continue
-        whole = InstructionFile(shown, text)
-        keep = note if i < len(entries) - 1 else (0, 0)  # room for the note while anything may be left out
-        if not read.truncated and budget.fits(_cost(whole.block), keep):
-            kept.append(whole)
-            budget.spend(_cost(whole.block))
-            continue
-        why = bound
-        cut = _fit(shown, text, budget, keep, marker)
-        if cut is None:
-            left_out.append(shown)
-        else:
-            kept.append(cut)
-            budget.spend(_cost(cut.block))
+    dirs = _Dirs(repo)
+    try:
+        for i, entry in enumerate(entries):
+            if not why and reads >= MAX_READS:
+                why = READS_BOUND
+            if why:
+                left_out.append(entry[0][0])
+                continue
+            text = None
+            for n, (shown, real, st) in enumerate(entry):  # the root's CLAUDE.md only without a usable AGENTS.md
+                if str(real) in seen:  # a link to a file already read
+                    break
+                read = _usable((shown, real, st), dirs)
+                reads += 1
+                if read.text is None:
+                    skipped.append((shown, read.why))
+                elif read.text.strip():
+                    seen.add(str(real))
+                    text = read.text
+                    skipped += [(other[0], SHADOWED) for other in entry[n + 1:] if str(other[1]) not in seen]
+                    break
+            if text is None:
+                continue
+            whole = InstructionFile(shown, text)
+            keep = note if i < len(entries) - 1 else (0, 0)  # room for the note while anything may be left out
+            if not read.truncated and budget.fits(_cost(whole.block), keep):
+                kept.append(whole)
+                budget.spend(_cost(whole.block))
+                continue
+            why = bound
+            cut = _fit(shown, text, budget, keep, marker)
+            if cut is None:
+                left_out.append(shown)
+            else:
+                kept.append(cut)
+                budget.spend(_cost(cut.block))
+    finally:
+        dirs.close()
+    skipped += [(p, NESTED_CLAUDE) for p in sorted(nested_claude, key=lambda p: _prompt_key(p.rpartition("/")[0]))]
     kept.sort(key=lambda f: _prompt_key(f.folder))
     left_out.sort(key=lambda p: _prompt_key(p.rpartition("/")[0]))
     cut_any = bool(left_out) or any(f.cut for f in kept)

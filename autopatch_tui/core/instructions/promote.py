@@ -2,11 +2,17 @@
 (contracts §9), for the CLI and the Memory browser alike.
 
 `plan_promotion` reads the store and the file and computes the new text and its unified diff;
-nothing is written. `write_confirmed` writes a plan a person looked at for a while (the browser's
-dialog): only when planning it again now gives the same diff. `write_promotion` writes a plan: atomically (a temp file in the same folder,
-then a rename), never through a link (every folder below the repository is opened without
-following one, and the file itself must not be a link), with the file's mode kept, and only when
-the file is still exactly what the plan read.
+nothing is written. `promote_now` (`--yes`) plans and writes under the promote lock;
+`write_confirmed` writes a plan a person looked at for a while (the browser's dialog): only when
+planning it again now, under the lock, gives the same diff; `write_promotion` writes a plan only
+while the file is still exactly what the plan read. The write itself (`promote_write`): under one
+lock, atomic, a hand edit during it never lost, the temporary file in `.autopatch-j/tmp/`, never
+through a link, the file's mode kept. A written item that still awaited review is kept (§8): the
+diff the user approved is its review.
+
+The default target is the root's `AGENTS.md`, or its `CLAUDE.md` when that is the file the loader
+reads (no `AGENTS.md` with text beside it). A file the loader would not read (NUL bytes, not UTF-8)
+is refused, and so is a new text whose section the loader would not find (an unclosed fence).
 
 The section's bullets: a promoted item's bullet is (re)written from its current revision; a bullet
 whose item this store knows as no longer active (forgotten, superseded) is removed; a bullet whose
@@ -26,23 +32,27 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.core.confine import ConfinementError, read_regular_head, refused_part
 from autopatch_tui.core.errors import AutopatchError, UsageError
-from autopatch_tui.core.instructions.section import Bullet, one_line, render_bullet, section_bullets, splice
+from autopatch_tui.core.instructions.promote_write import PromoteError, Stamp, promote_lock, stamp_of, why, write_text
+from autopatch_tui.core.instructions.section import (
+    Bullet,
+    SectionError,
+    one_line,
+    render_bullet,
+    section_bullets,
+    splice,
+    visible,
+)
 from autopatch_tui.core.memory.items import resolve_logical_id
-from autopatch_tui.core.paths import find_symlink, open_dir, replace_with
+from autopatch_tui.core.paths import find_symlink
+from autopatch_tui.core.secrets import mask
 
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
 
 AGENTS = "AGENTS.md"
+CLAUDE = "CLAUDE.md"
 MAX_FILE_BYTES = 1024 * 1024  # an instruction file larger than this is not rewritten
 MAX_ITEMS = 500
-
-
-class PromoteError(AutopatchError):
-    """The promotion cannot be done as asked; nothing was written."""
-
-
-_Stamp = tuple[int, int, int, int]  # (mtime_ns, size, inode, device)
 
 
 @dataclass(frozen=True)
@@ -53,8 +63,9 @@ class PromotePlan:
     new_text: str
     promoted: tuple[str, ...]  # logical IDs written (or rewritten)
     removed: tuple[str, ...]  # logical IDs whose bullet goes (no longer active in this store)
-    stamp: _Stamp | None  # of the file read (None: it did not exist)
+    stamp: Stamp | None  # of the file read (None: it did not exist)
     mode: int | None  # its permission bits, kept by the write
+    new_items: tuple[tuple[str, int], ...] = ()  # (logical ID, revision) of promoted items not kept yet (§8)
 
     @property
     def changed(self) -> bool:
@@ -83,7 +94,8 @@ def target_path(repo: Path, to: str | None) -> tuple[Path, str]:
     outside the repository, into `.git/` or `.autopatch-j/`, a folder, or a missing folder."""
     root = repo.resolve()
     if to is None:
-        return root / AGENTS, AGENTS
+        name = default_target(root)
+        return root / name, name
     text = to.strip()
     if not text or "\x00" in text:
         raise UsageError("--to needs a file path inside the repository")
@@ -121,13 +133,38 @@ def target_path(repo: Path, to: str | None) -> tuple[Path, str]:
     return path, rel.as_posix()
 
 
-def _why(exc: OSError) -> str:
-    """An OS error in plain words ("Permission denied", "Read-only file system")."""
-    return os.strerror(exc.errno) if exc.errno else "the system refused it"
+_why = why
 
 
-def _stamp(st: os.stat_result) -> _Stamp:
-    return st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev
+def default_target(root: Path) -> str:
+    """The root's file promote writes by default: `AGENTS.md`, or the root's `CLAUDE.md` when it is
+    the file the loader reads — the root has it and no `AGENTS.md` with any text (contracts §9).
+    Creating an `AGENTS.md` there would silently stop the `CLAUDE.md` in use from being read."""
+    if not os.path.lexists(root / CLAUDE):
+        return AGENTS
+    try:
+        st = os.lstat(root / AGENTS)
+    except FileNotFoundError:
+        return CLAUDE
+    except OSError:
+        return AGENTS
+    if stat.S_ISREG(st.st_mode) and st.st_size <= 4096:
+        try:
+            data, _ = read_regular_head(root / AGENTS, 4096)
+        except OSError:
+            return AGENTS
+        if not data.strip():
+            return CLAUDE  # an empty AGENTS.md: the loader passes over it to CLAUDE.md
+    return AGENTS
+
+
+def loader_reads(rel: str, root: Path) -> bool:
+    """Does the loader read the file `rel` (repository-relative) as an instruction file? An
+    `AGENTS.md` in any folder, or the root's `CLAUDE.md` when it is the root's file."""
+    name = rel.rpartition("/")[2]
+    if name == AGENTS:
+        return True
+    return rel == CLAUDE and default_target(root) == CLAUDE
 
 
 def _read_only(st: os.stat_result, path: Path) -> bool:
@@ -136,7 +173,7 @@ def _read_only(st: os.stat_result, path: Path) -> bool:
     return not st.st_mode & 0o222 or not os.access(path, os.W_OK)
 
 
-def _read_target(root: Path, path: Path, shown: str) -> tuple[str | None, _Stamp | None, int | None]:
+def _read_target(root: Path, path: Path, shown: str) -> tuple[str | None, Stamp | None, int | None]:
     """(text, stamp, mode) of the file, (None, None, None) when it does not exist."""
     link = find_symlink(root, path.parent)
     if link is not None:
@@ -164,7 +201,10 @@ def _read_target(root: Path, path: Path, shown: str) -> tuple[str | None, _Stamp
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise PromoteError(f"{shown} is not UTF-8 text; nothing was changed") from None
-    return text, _stamp(st), stat.S_IMODE(st.st_mode)
+    if "\x00" in text:  # the loader skips such a file: a promotion there would never be read
+        raise PromoteError(f"{shown} holds NUL bytes, so it is never read as an instruction file; nothing was "
+                           "changed")
+    return text, stamp_of(st), stat.S_IMODE(st.st_mode)
 
 
 # --------------------------------------------------------------------------- the items
@@ -174,14 +214,15 @@ def _date(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
 
-def _bullet(conn: sqlite3.Connection, raw_id: str) -> Bullet:
-    """The bullet of one active item: its statement, the user's first source quote of its current
-    revision and that turn's date (the item's date when no quote of the user is recorded)."""
+def _bullet(conn: sqlite3.Connection, raw_id: str) -> tuple[Bullet, int]:
+    """The bullet of one active item — its statement, the user's first source quote of its current
+    revision and that turn's date (the item's date when no quote of the user is recorded) — and
+    that revision's number."""
     logical = resolve_logical_id(conn, raw_id)
-    row = conn.execute("SELECT row_id, status, statement, updated_at FROM memory_items WHERE logical_id = ?"
-                       " ORDER BY revision DESC LIMIT 1", (logical,)).fetchone()
+    row = conn.execute("SELECT row_id, revision, status, statement, updated_at FROM memory_items"
+                       " WHERE logical_id = ? ORDER BY revision DESC LIMIT 1", (logical,)).fetchone()
     if row["status"] != "active":
-        raise PromoteError(f"Memory item {logical} is {row['status']}; only active items can be promoted")
+        raise PromoteError(f"Memory item {visible(logical)} is {row['status']}; only active items can be promoted")
     source = conn.execute(
         "SELECT s.quote, t.created_at FROM item_candidates ic"
         " JOIN candidate_sources s ON s.candidate_id = ic.candidate_id"
@@ -191,8 +232,13 @@ def _bullet(conn: sqlite3.Connection, raw_id: str) -> Bullet:
         (row["row_id"],)).fetchone()
     quote = source["quote"] if source is not None else None
     when = source["created_at"] if source is not None and source["created_at"] is not None else row["updated_at"]
-    lines = render_bullet(logical, row["statement"], quote, _date(when))
-    return Bullet(logical, one_line(row["statement"]), lines)
+    statement = mask(row["statement"])  # an older item may hold a secret: a promote never writes one (§10)
+    try:
+        lines = render_bullet(logical, statement, mask(quote) if quote is not None else None, _date(when))
+    except SectionError as exc:
+        shown = visible(logical[:80]) + ("…" if len(logical) > 80 else "")
+        raise PromoteError(f"Memory item {shown} cannot be promoted: {exc}") from None
+    return Bullet(logical, one_line(statement), lines), row["revision"]
 
 
 def _gone(conn: sqlite3.Connection, item_id: str) -> bool:
@@ -205,13 +251,15 @@ def _gone(conn: sqlite3.Connection, item_id: str) -> bool:
 # --------------------------------------------------------------------------- plan and write
 
 
-def plan_promotion(manager: MemoryManager, ids: Sequence[str], *, to: str | None = None) -> PromotePlan:
-    """What promoting `ids` into the file would change; nothing is written. Raises `UsageError`
-    (a bad `--to`, no ID), `MemoryNotFoundError` / `PromoteError` (an unknown or inactive item, a
-    file that must not be rewritten)."""
+def plan_promotion(manager: MemoryManager, ids: Sequence[str], *, to: str | None = None,
+                   prune: bool = False) -> PromotePlan:
+    """What promoting `ids` into the file would change; nothing is written. With `prune`, no ID is
+    needed: the bullets of items this store knows as no longer active go. Raises `UsageError` (a
+    bad `--to`, no ID), `MemoryNotFoundError` / `PromoteError` (an unknown or inactive item, a file
+    that must not be rewritten)."""
     wanted = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
-    if not wanted:
-        raise UsageError("memory promote needs at least one item ID")
+    if not wanted and not prune:
+        raise UsageError("memory promote needs at least one item ID (or --prune)")
     if len(wanted) > MAX_ITEMS:
         raise UsageError(f"memory promote takes at most {MAX_ITEMS} items at once")
     manager.require_readable()
@@ -220,7 +268,7 @@ def plan_promotion(manager: MemoryManager, ids: Sequence[str], *, to: str | None
     old, stamp, mode = _read_target(root, path, shown)
     conn = manager.store.read_conn()
     fresh = [_bullet(conn, i) for i in wanted]  # every ID checked before anything else
-    by_id = {b.item_id: b for b in fresh}
+    by_id = {b.item_id: b for b, _ in fresh}
     try:
         existing = section_bullets(old or "")
     except AutopatchError as exc:
@@ -234,58 +282,134 @@ def plan_promotion(manager: MemoryManager, ids: Sequence[str], *, to: str | None
             removed.append(b.item_id)
         else:
             bullets.append(b)
-    bullets += [b for b in fresh if b.item_id in by_id]
+    bullets += [b for b, _ in fresh if b.item_id in by_id]
     new = splice(old or "", bullets)
-    return PromotePlan(path, shown, old, new, tuple(b.item_id for b in fresh), tuple(removed), stamp, mode)
+    _check_readable(new, bullets, shown)
+    promoted = tuple(b.item_id for b, _ in fresh)
+    return PromotePlan(path, shown, old, new, promoted, tuple(removed), stamp, mode,
+                       _not_kept(manager, [(b.item_id, rev) for b, rev in fresh]))
 
 
-def _check_unchanged(dfd: int, name: str, plan: PromotePlan) -> None:
-    """The file is still what the plan read (or still absent), and still writable."""
+def _check_readable(new: str, bullets: Sequence[Bullet], shown: str) -> None:
+    """The new text is one the loader reads, with every bullet in its section: never write a
+    promotion nobody would see (a section swallowed by an unclosed code fence)."""
     try:
-        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        st = None
-    if (None if st is None else _stamp(st)) != plan.stamp:
-        raise PromoteError(f"{plan.shown} changed since the diff was made; nothing was written (promote again)")
-    if st is not None and (not st.st_mode & 0o222 or stat.S_IMODE(st.st_mode) != plan.mode):
-        raise PromoteError(f"{plan.shown} is read-only (or its mode changed); nothing was changed")
+        found = [b.item_id for b in section_bullets(new)]
+    except SectionError:
+        found = []
+    if found != [b.item_id for b in bullets]:
+        raise PromoteError(f"{shown}: the promoted section would not be read as written (is a code fence left "
+                           "open before it?); nothing was changed")
+
+
+def _not_kept(manager: MemoryManager, items: list[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    """The promoted items still awaiting review (§8): promoting them keeps them, since the diff the
+    user approves shows their words (and in review mode they would otherwise be in every request
+    through the file while the inbox still calls them new)."""
+    if not items:
+        return ()
+    try:
+        state = manager.review.review_state([i for i, _ in items])
+    except AutopatchError:  # the marks cannot be read: nothing is kept by promote
+        return ()
+    return tuple((i, rev) for i, rev in items if state.get(i) == "new")
+
+
+@dataclass(frozen=True)
+class PromoteResult:
+    plan: PromotePlan  # the plan written (made under the lock)
+    written: bool
+    kept: tuple[str, ...] = ()  # items the write also marked kept
+    keep_problem: str = ""  # why marking them kept failed (the file was written)
 
 
 def write_promotion(manager: MemoryManager, plan: PromotePlan) -> bool:
-    """Write the plan (False when it changes nothing). `PromoteError` when the file changed since
-    the plan read it, became a link or read-only, or its folder cannot be written: nothing changed."""
+    """Write the plan (False when it changes nothing), under the promote lock. `PromoteError` when
+    the file changed since the plan read it (also by a hand edit during the write), became a link
+    or read-only, or its folder cannot be written: nothing changed."""
     if not plan.changed:
         return False
     root = manager.repo.resolve()
-    try:
-        dfd = open_dir(root, plan.path.parent, create=False)
-    except AutopatchError as exc:  # a link on the way: never followed
-        raise PromoteError(f"{plan.shown} cannot be written: {exc}") from None
-    except OSError as exc:
-        raise PromoteError(f"{plan.shown}'s folder cannot be opened ({_why(exc)})") from None
-    name = plan.path.name
-    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    try:
-        _check_unchanged(dfd, name, plan)
-        # a shared file, not a private one: a new file gets the usual mode (0666 less the umask), an
-        # existing one keeps its own
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dfd)
-        replace_with(fd, plan.new_text.encode("utf-8"), tmp_name=tmp, tmp_dir_fd=dfd, name=name, dir_fd=dfd,
-                     mode=plan.mode)
-    except OSError as exc:
-        raise PromoteError(f"{plan.shown} cannot be written ({_why(exc)}); nothing was changed") from None
-    finally:
-        os.close(dfd)
+    with promote_lock(root):
+        _write(root, plan)
     return True
 
 
-def write_confirmed(manager: MemoryManager, plan: PromotePlan) -> bool:
-    """Write a plan whose diff a person confirmed, made again first: an item revised, forgotten or
-    merged meanwhile, or the file edited, raises `PromoteError` (or the error planning it now
-    raises) and nothing is written — what is written is always the diff that was shown."""
-    now = plan_promotion(manager, plan.promoted, to=plan.shown)
-    if (now.old_text, now.new_text, now.removed) != (plan.old_text, plan.new_text, plan.removed):
-        raise PromoteError(f"the items or {plan.shown} changed since the diff was shown; nothing was written "
-                           "(promote again to see the new diff)")
-    return write_promotion(manager, plan)
+def _write(root: Path, plan: PromotePlan) -> None:
+    from autopatch_tui.core.repair.patch_files import sweep
+
+    sweep(root)  # what a killed promote (or patch write) left in .autopatch-j/tmp/
+    write_text(root, plan.path, plan.shown, plan.new_text, plan.stamp, plan.mode)
+
+
+def _keep(manager: MemoryManager, plan: PromotePlan, *, written: bool = True) -> PromoteResult:
+    """Mark the promoted items that awaited review kept: the user approved their words in the diff
+    (or, with nothing to write, asked with --yes for words the file already holds)."""
+    if not plan.new_items:
+        return PromoteResult(plan, written)
+    try:
+        kept = manager.review.keep([i for i, _ in plan.new_items], revisions=dict(plan.new_items))
+    except AutopatchError as exc:
+        return PromoteResult(plan, written, (), f"the promoted items were not marked kept ({exc})")
+    return PromoteResult(plan, written, tuple(kept))
+
+
+def promote_now(manager: MemoryManager, ids: Sequence[str], *, to: str | None = None,
+                prune: bool = False) -> PromoteResult:
+    """`memory promote --yes`: plan and write under the promote lock, so a promote running at the
+    same time is waited for and its bullets are in the text planned here."""
+    root = manager.repo.resolve()
+    with promote_lock(root):
+        plan = plan_promotion(manager, ids, to=to, prune=prune)
+        if not plan.changed:
+            return _keep(manager, plan, written=False)
+        _write(root, plan)
+        return _keep(manager, plan)
+
+
+def write_confirmed(manager: MemoryManager, plan: PromotePlan) -> PromoteResult:
+    """Write a plan whose diff a person confirmed, made again under the promote lock first: an item
+    revised, forgotten or merged meanwhile, or the file edited (by hand or by another promote),
+    raises `PromoteError` (or the error planning it now raises) and nothing is written — what is
+    written is always the diff that was shown."""
+    root = manager.repo.resolve()
+    with promote_lock(root):
+        now = plan_promotion(manager, plan.promoted, to=plan.shown)
+        if (now.old_text, now.new_text, now.removed) != (plan.old_text, plan.new_text, plan.removed):
+            raise PromoteError(f"the items or {plan.shown} changed since the diff was shown; nothing was written "
+                               "(promote again to see the new diff)")
+        if not now.changed:
+            return PromoteResult(now, False)
+        _write(root, now)
+        return _keep(manager, now)
+
+
+def files_holding(repo: Path, item_id: str) -> list[str]:
+    """The root's instruction files (`AGENTS.md`, `CLAUDE.md`) whose promoted section holds a bullet
+    of `item_id`: after `forget`, that bullet stays until a promote removes it (the file is shared
+    through the repository; Memory never edits it behind the user's back)."""
+    from autopatch_tui.core.instructions.section import promoted_statements
+
+    root = repo.resolve()
+    found = []
+    for name in (AGENTS, CLAUDE):
+        try:
+            text, _, _ = _read_target(root, root / name, name)
+        except (AutopatchError, OSError):
+            continue
+        if text is not None and item_id in promoted_statements(text):
+            found.append(name)
+    return found
+
+
+def forget_note(repo: Path, item_id: str) -> str:
+    """What `forget` says about a forgotten item's promoted bullets ("" when no root file holds one):
+    the bullet remains, and how to remove it."""
+    names = files_holding(repo, item_id)
+    if not names:
+        return ""
+    where = " and ".join(names)
+    how = f"`autopatch-tui memory promote --prune --to {names[0]} --yes` removes it"
+    return visible(f"Its promoted bullet in {where} remains and still applies to every request (the file is the "
+                   f"team's; Memory never edits it unasked): {how}, as does the next promote to that file; or "
+                   "delete its lines by hand.")

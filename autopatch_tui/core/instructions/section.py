@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 from autopatch_tui.core.errors import AutopatchError
 
@@ -32,7 +33,10 @@ BEGIN = BEGIN_PREFIX + " (written by `autopatch-tui memory promote`) -->"
 END = "<!-- autopatch-tui:memory:end -->"
 HEADING = "## Rules promoted from reviewed Memory"
 MAX_QUOTE_CHARS = 300
-_ID = r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
+# an item's key as written: the logical ID, any character but a letter, digit, "_" or "-" written as
+# %XX of its UTF-8 bytes (a merged or hand-edited store's ID may hold anything, "-->" included)
+MAX_KEY_CHARS = 512
+_ID = r"[A-Za-z0-9%][A-Za-z0-9%_-]{0," + str(MAX_KEY_CHARS - 1) + "}"
 # a list item's first line (at most three spaces in, as CommonMark has it) and the ID comment
 _ITEM = re.compile(r"^(?P<indent> {0,3})[-*+][ \t]+\S")
 _KEY = re.compile(r"[ \t]*<!-- memory:(?P<id>" + _ID + r") -->[ \t]*")
@@ -92,14 +96,29 @@ def one_line(text: str) -> str:
     return flat.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
 
 
-def render_bullet(item_id: str, statement: str, quote: str | None, date: str) -> tuple[str, ...]:
-    """The bullet of one item. `quote`: the user's source quote (None when none is recorded)."""
-    if not re.fullmatch(_ID, item_id):
-        raise ValueError("not an item ID")
-    first = f"- {one_line(statement)} <!-- memory:{item_id} -->"
-    if quote is None or not quote.strip():
+def key_of(item_id: str) -> str | None:
+    """The key an item ID is written as in its bullet's comment, or None when it cannot be one (empty,
+    or longer than `MAX_KEY_CHARS` once escaped)."""
+    key = quote(item_id, safe="-_", encoding="utf-8", errors="surrogatepass").replace(".", "%2E").replace("~", "%7E")
+    return key if key and len(key) <= MAX_KEY_CHARS and re.fullmatch(_ID, key) else None
+
+
+def id_of(key: str) -> str:
+    """The item ID a bullet's key names (`key_of` undone)."""
+    return unquote(key, encoding="utf-8", errors="surrogatepass") if "%" in key else key
+
+
+def render_bullet(item_id: str, statement: str, said: str | None, date: str) -> tuple[str, ...]:
+    """The bullet of one item. `said`: the user's source quote (None when none is recorded). Raises
+    `SectionError` for an ID `key_of` cannot write."""
+    key = key_of(item_id)
+    if key is None:
+        raise SectionError(f"the item's ID is {len(item_id)} characters long; it cannot be written as a key "
+                           f"(at most {MAX_KEY_CHARS} once escaped)")
+    first = f"- {one_line(statement)} <!-- memory:{key} -->"
+    if said is None or not said.strip():
         return first, f"  > (no quote of the user is recorded) — {date}"
-    said = one_line(quote)
+    said = one_line(said)
     if len(said) > MAX_QUOTE_CHARS:
         said = said[: MAX_QUOTE_CHARS - 1].rstrip() + "…"
     return first, f"  > “{said}” — {date}"
@@ -113,8 +132,9 @@ def find_section(lines: Sequence[str]) -> Section | None:
     """The promoted section of a file's lines (with or without their endings), or None when the
     file has none. Raises `SectionError` for a begin without an end, repeated markers, or an end
     before the begin: which lines are ours would be a guess, and a guess could eat the user's text."""
-    begins = [i for i, line in enumerate(lines) if _bare(line).strip().startswith(BEGIN_PREFIX)]
-    ends = [i for i, line in enumerate(lines) if _bare(line).strip() == END]
+    fenced = fenced_lines(lines)
+    begins = [i for i, line in enumerate(lines) if i not in fenced and _bare(line).strip().startswith(BEGIN_PREFIX)]
+    ends = [i for i, line in enumerate(lines) if i not in fenced and _bare(line).strip() == END]
     if not begins and not ends:
         return None
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
@@ -124,13 +144,36 @@ def find_section(lines: Sequence[str]) -> Section | None:
     keyed: list[_Keyed] = []
     i = start + 1
     while i < end:
-        found = _keyed_at(lines, i, end)
+        found = None if i in fenced else _keyed_at(lines, i, end)
         if found is None:
             i += 1
         else:
             keyed.append(found)
             i = found.stop
     return Section(start, end, tuple(keyed))
+
+
+_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+
+
+def fenced_lines(lines: Sequence[str]) -> frozenset[int]:
+    """The indices of the lines inside a fenced code block, its fences included (CommonMark: a run
+    of three or more backticks or tildes, at most three spaces in, closed by a run of the same
+    character at least as long with nothing after it; an unclosed fence runs to the end). A marker
+    or a bullet shown there as an example is text, not the section."""
+    inside: set[int] = set()
+    opened: str | None = None
+    for i, raw in enumerate(lines):
+        m = _FENCE.match(_bare(raw))
+        if opened is None:
+            if m is not None and not (m["fence"][0] == "`" and "`" in m["info"]):
+                opened = m["fence"]
+                inside.add(i)
+            continue
+        inside.add(i)
+        if m is not None and m["fence"][0] == opened[0] and len(m["fence"]) >= len(opened) and not m["info"].strip():
+            opened = None
+    return frozenset(inside)
 
 
 def _keyed_at(lines: Sequence[str], i: int, end: int) -> _Keyed | None:
@@ -159,7 +202,7 @@ def _keyed_at(lines: Sequence[str], i: int, end: int) -> _Keyed | None:
     stop = j + 1
     while stop < end and _QUOTE.match(_bare(lines[stop])) and _continues(_bare(lines[stop]), depth):
         stop += 1
-    bullet = Bullet(key["id"], " ".join(" ".join(words).split()), tuple(_bare(x) for x in lines[i:stop]))
+    bullet = Bullet(id_of(key["id"]), " ".join(" ".join(words).split()), tuple(_bare(x) for x in lines[i:stop]))
     return _Keyed(bullet, i, stop, depth)
 
 

@@ -12,7 +12,9 @@ over them plus indexed lookups, so it stays well under a second at 10k items (`b
 - **stale paths**: `applies_to_paths` entries that match nothing in the repository now (`..`
   resolved lexically first; an entry that leaves the repository is stale): a literal path that
   does not exist; a glob that covers no file (git's tracked and untracked files that are
-  not ignored; outside git, every file but those under `.git/` and `.autopatch-j/`)."""
+  not ignored; outside git, every file but those under `.git/` and `.autopatch-j/`).
+- **stale claims**: a decision's or preference's claim the repository contradicts (a path it names,
+  a package manager by lock file, a tool by manifest, a runtime version): `core.claims`."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from autopatch_tui.core.claims.check import StaleClaim
+from autopatch_tui.core.claims.store import stale_claims
 from autopatch_tui.core.memory.audit_text import Clause, clauses
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.terms import normalize_phrase
@@ -65,13 +69,15 @@ class AuditReport:
     duplicates: list[Finding] = field(default_factory=list)
     conflicts: list[Finding] = field(default_factory=list)
     stale_paths: list[StalePaths] = field(default_factory=list)
+    stale_claims: list[StaleClaim] = field(default_factory=list)
     # the conflict check stopped at MAX_PAIR_CHECKS comparisons: the conflicts listed are some of them
     truncated: bool = False
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {"checked": self.checked, "duplicates": [f.as_json() for f in self.duplicates],
                                   "conflicts": [f.as_json() for f in self.conflicts],
-                                  "stale_paths": [s.as_json() for s in self.stale_paths]}
+                                  "stale_paths": [s.as_json() for s in self.stale_paths],
+                                  "stale_claims": [s.as_json() for s in self.stale_claims]}
         if self.truncated:  # only then: the contract's document is unchanged otherwise
             out["truncated"] = True
         return out
@@ -110,7 +116,8 @@ def run_audit(conn: sqlite3.Connection, repo: Path) -> AuditReport:
     items = load_items(conn)
     budget = PairBudget()
     found = conflicts(items, budget)
-    return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), truncated=budget.spent_out)
+    return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), stale_claims(conn, repo),
+                       truncated=budget.spent_out)
 
 
 # --------------------------------------------------------------------------- duplicates

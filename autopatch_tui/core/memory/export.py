@@ -3,7 +3,9 @@
 The snapshot is written to a private temp file and published with `os.link`, which fails when the
 name exists: concurrent exports in the same second (threads or processes) get `-1`, `-2`, … and no
 temp or lock file survives. Only whitelisted columns are exported, so a foreign or damaged file can
-never leak a stored model reply or provider error text."""
+never leak a stored model reply or provider error text. Every text column (raw turn text, the
+checkpoint, quotes, item fields, the store's label, root and remote) is exported with its secrets
+masked (`core.secrets.mask`, contracts §10); the store itself keeps the RAW turn as typed."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from autopatch_tui.core.memory.readonly import open_readonly
 from autopatch_tui.core.memory.sqlite import read_txn
 from autopatch_tui.core.memory.status import failure_from_row
 from autopatch_tui.core.paths import StorePaths, open_dir
+from autopatch_tui.core.secrets import mask_value
 from autopatch_tui.core.terminal_text import plain_os_error, sqlite_words
 
 EXPORT_FORMAT = "autopatch-memory-export"
@@ -51,6 +54,9 @@ SECTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 META_COLUMNS = ("generation", "created_at", "store_name", "label", "root", "remote", "data_version",
                 "retired_into", "retired_at")
+# columns whose text may hold what a user typed or a model wrote: exported with secrets masked
+TEXT_COLUMNS = {"user_text", "assistant_text", "checkpoint", "subject", "statement", "content", "quote",
+                "applies_to_paths", "aliases", "keywords", "scope_paths", "evidence_keys", "label", "root", "remote"}
 FAILURE_COLUMNS = ("failure_category", "failure_phase", "failure_stage", "failure_rule")
 
 
@@ -59,6 +65,12 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _convert(col: str, value: object) -> object:
+    if col in TEXT_COLUMNS:
+        return mask_value(_plain(col, value))
+    return _plain(col, value)
+
+
+def _plain(col: str, value: object) -> object:
     if col in JSON_COLUMNS and isinstance(value, str):
         try:
             return json.loads(value)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.errors import MemoryNotFoundError
+from autopatch_tui.core.secrets import mask
 
 MAX_PAGE = 500
 
@@ -38,8 +39,10 @@ class TurnInfo:
 
 
 def _turn(row: sqlite3.Row) -> TurnInfo:
-    return TurnInfo(row["id"], row["thread_id"], row["sequence"], row["intent"], row["state"], row["user_text"],
-                    row["assistant_text"] or "", tuple(json.loads(row["scope_paths"])), iso_utc(row["created_at"]))
+    """A turn for display or a thread's Markdown export: its texts with secrets masked (contracts §10;
+    the store keeps the RAW turn as typed)."""
+    return TurnInfo(row["id"], row["thread_id"], row["sequence"], row["intent"], row["state"], mask(row["user_text"]),
+                    mask(row["assistant_text"] or ""), tuple(json.loads(row["scope_paths"])), iso_utc(row["created_at"]))
 
 
 def list_threads(conn: sqlite3.Connection) -> list[ThreadInfo]:

@@ -15,6 +15,7 @@ from autopatch_tui.core.memory.models import ItemDetail, ItemSummary, RevisionSu
 from autopatch_tui.core.memory import change_journal
 from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.core.memory.turns import ensure_writable
+from autopatch_tui.core.secrets import mask, mask_value
 
 ITEM_COLUMNS = (
     "kind", "subject", "statement", "content", "strength", "origin", "recall_mode",
@@ -158,14 +159,18 @@ def show_item(conn: sqlite3.Connection, item_id: str) -> ItemDetail:
         "SELECT * FROM memory_items WHERE logical_id = ? ORDER BY revision", (logical,)
     ).fetchall()
     latest = revs[-1]
-    base = summary_from_row(latest).model_dump()
+    # a display (`memory show`, the item screens): an item older than the `secret` rule may hold one,
+    # so every text is masked (contracts §10)
+    base = mask_value(summary_from_row(latest).model_dump())
     return ItemDetail(
-        **base,
-        status=latest["status"], revision=latest["revision"], content=latest["content"],
-        aliases=_loads(latest["aliases"]), keywords=_loads(latest["keywords"]), thread_id=latest["thread_id"],
-        revisions=[RevisionSummary(revision=r["revision"], status=r["status"], statement=r["statement"],
+        **base,  # type: ignore[arg-type]
+        status=latest["status"], revision=latest["revision"], content=mask(latest["content"]),
+        aliases=mask_value(_loads(latest["aliases"])), keywords=mask_value(_loads(latest["keywords"])),
+        thread_id=latest["thread_id"],
+        revisions=[RevisionSummary(revision=r["revision"], status=r["status"], statement=mask(r["statement"]),
                                    updated_at=iso_utc(r["updated_at"])) for r in revs],
-        sources=item_sources(conn, latest["row_id"]),
+        sources=[SourceQuote(turn_id=q.turn_id, role=q.role, quote=mask(q.quote))
+                 for q in item_sources(conn, latest["row_id"])],
     )
 
 

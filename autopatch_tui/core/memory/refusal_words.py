@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 RULE_WORDS: dict[str, str] = {
+    "secret": "it contains a secret (a key, a token or a password)",
     "one_off_scope": "one-off request",
     "code_fact": "a fact about the code, not a decision",
     "hedged": "a maybe, not a decision",

@@ -33,6 +33,7 @@ from autopatch_tui.core.pipeline.contracts import (
     ConsolidationOut,
     OperationOut,
 )
+from autopatch_tui.core.pipeline.secret_gate import SECRET_RULE, operation_has_secret
 from autopatch_tui.core.pipeline.semantic_gate import allowed_origins, check_operation
 from autopatch_tui.core.recall import layout_upgrade, postings
 from autopatch_tui.core.recall.phrase_index import PHRASE_FIELDS
@@ -195,6 +196,8 @@ def check_operations(out: ConsolidationOut, cands: list[Candidate], related: lis
             raise MemoryContractError("unknown_target")
         if op.operation != "reject" and any(getattr(op, k) is None for k in ITEM_FIELD_NAMES):
             raise MemoryContractError("missing_item_fields")
+        if operation_has_secret(op):  # the model wrote a secret into an item: never stored (contracts §10)
+            raise MemoryContractError(SECRET_RULE)
         if op.operation != "reject":
             _check_escalation(op, [by_id[c] for c in op.candidate_ids], related_by_id.get(op.target_id))
     if sorted(seen) != sorted(cand_ids):

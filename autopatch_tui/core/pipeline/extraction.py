@@ -31,6 +31,7 @@ from autopatch_tui.core.pipeline.extraction_rules import (
 )
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.prompts import EXTRACTION_SYSTEM, REPAIR_SUFFIX
+from autopatch_tui.core.pipeline.secret_gate import safe_checkpoint
 
 REPAIR_SYSTEM = EXTRACTION_SYSTEM + REPAIR_SUFFIX
 VIOLATION_ALLOWANCE_TOKENS = 400  # room kept for the repair's violation list
@@ -78,7 +79,7 @@ def commit(conn: sqlite3.Connection, lease: jobs.Lease, inp: ExtractionInput, ou
         jobs.assert_lease(conn, lease)
         conn.execute(
             "UPDATE threads SET checkpoint = ?, checkpoint_sequence = ? WHERE id = ? AND checkpoint_sequence <= ?",
-            (out.thread_checkpoint.strip(), max_seq, inp.thread_id, max_seq),
+            (safe_checkpoint(out.thread_checkpoint.strip()), max_seq, inp.thread_id, max_seq),
         )
         if verdict.accepted:
             cjob = new_id("job")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from autopatch_tui.core.pipeline import markers as M
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
+from autopatch_tui.core.pipeline.secret_gate import SECRET_RULE, candidate_has_secret
 from autopatch_tui.core.pipeline.semantic_gate import (
     aliases_cover_decision,
     refuse_candidate,
@@ -203,7 +204,8 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repai
     for i, cand in enumerate(out.candidates):
         if not _check_sources(i, cand, inp, turns, verdict):
             continue
-        rule = _policy(cand, inp, turns)
+        # a secret first: whatever else the candidate is, its text must never be stored
+        rule = SECRET_RULE if candidate_has_secret(cand) else _policy(cand, inp, turns)
         judgement = None if rule else refuse_candidate(cand, inp, turns)
         rule = rule or (judgement.rule if judgement else None)
         if rule:

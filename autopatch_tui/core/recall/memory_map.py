@@ -28,6 +28,7 @@ from autopatch_tui.core.recall.matching import (
 from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
+from autopatch_tui.core.secrets import mask_once
 
 MAX_STATEMENT_CHARS = 240
 STANDING_SHARE = 0.5
@@ -47,6 +48,8 @@ class MemoryMap:
     relevant: list[Match] = field(default_factory=list)
     omitted_standing: int = 0
     omitted_relevant: int = 0
+    # logical ID -> what the repository contradicts in it (`claims.store.map_doubts`): shown beside its line
+    doubts: dict[str, str] = field(default_factory=dict)
 
     @property
     def ids(self) -> list[str]:
@@ -63,15 +66,22 @@ class MemoryMap:
                  "over Memory; use memory_read(id) for details, memory_search(query) for more):"]
         if self.standing:
             lines.append("Standing:")
-            lines += [item_line(m) for m in self.standing]
+            lines += [self._line(m) for m in self.standing]
         if self.relevant:
             lines.append("Relevant:")
-            lines += [item_line(m) for m in self.relevant]
+            lines += [self._line(m) for m in self.relevant]
         omitted = self.omitted_standing + self.omitted_relevant
         if omitted:
             lines.append(f"({omitted} more matching item(s) omitted for space: "
                          f"{self.omitted_standing} standing, {self.omitted_relevant} relevant)")
         return "\n".join(lines)
+
+
+    def _line(self, m: Match) -> str:
+        doubt = self.doubts.get(m.row["logical_id"]) if self.doubts else None
+        # an item older than the `secret` rule may hold one: masked (judged once per revision)
+        line = mask_once(m.row["id"], item_line(m))
+        return line + (f" (the repository disagrees: {doubt})" if doubt else "")
 
 
 class _Lane:

@@ -23,6 +23,7 @@ from autopatch_tui.core.recall.matching import (
 from autopatch_tui.core.recall.memory_map import MemoryMap, build_map
 from autopatch_tui.core.recall.query import RecallPolicy, RecallQuery
 from autopatch_tui.core.recall.terms import normalize_text
+from autopatch_tui.core.secrets import mask
 
 MAX_SEARCHES = 4
 MAX_RESULTS = 8
@@ -97,7 +98,7 @@ class RecallSession:
         matches = lexical_matches(self._conn(), self.query.merged_terms(text), self.policy, self.query.paths,
                                   self.query.merged_phrase_keys(text))
         results = [{"id": m.row["logical_id"], "kind": m.row["kind"], "subject": m.row["subject"],
-                    "statement": m.row["statement"], "match_type": m.match_type} for m in matches[:MAX_RESULTS]]
+                    "statement": mask(m.row["statement"]), "match_type": m.match_type} for m in matches[:MAX_RESULTS]]
         self._spend(results)
         self.searches[key] = results
         self.used += [(m.row["logical_id"], m.row["id"], "matched", None) for m in matches[:MAX_RESULTS]]
@@ -121,14 +122,15 @@ class RecallSession:
         ).fetchone()
         if row is None or not self.policy.allows(row["id"]) or _inapplicable(row, self.policy, self.query.paths):
             raise RecallLimitError("that Memory item is not available to this request")
-        content = row["content"]
+        # an item older than the `secret` rule may hold one: masked before any cut (contracts §10)
+        content = mask(row["content"])
         if len(content) > MAX_READ_CONTENT_CHARS:
             content = content[:MAX_READ_CONTENT_CHARS] + "…"
-        sources = [{"role": s.role, "quote": s.quote[:MAX_READ_QUOTE_CHARS]}
+        sources = [{"role": s.role, "quote": mask(s.quote)[:MAX_READ_QUOTE_CHARS]}
                    for s in item_sources(conn, row["row_id"])[-MAX_READ_SOURCES:]]
         detail: dict[str, object] = {
-            "id": row["logical_id"], "revision": row["revision"], "kind": row["kind"], "subject": row["subject"],
-            "statement": row["statement"], "content": content, "strength": row["strength"],
+            "id": row["logical_id"], "revision": row["revision"], "kind": row["kind"], "subject": mask(row["subject"]),
+            "statement": mask(row["statement"]), "content": content, "strength": row["strength"],
             "origin": row["origin"], "recall_mode": row["recall_mode"],
             "applies_to_paths": json.loads(row["applies_to_paths"]), "aliases": json.loads(row["aliases"]),
             "keywords": json.loads(row["keywords"]), "provenance": sources,

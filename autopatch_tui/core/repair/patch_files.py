@@ -23,6 +23,8 @@ import re
 import socket
 import stat
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from autopatch_tui.core.confine import confine, kind_of
@@ -36,7 +38,7 @@ MAX_MARKER_BYTES = 4096
 STALE_SECONDS = 24 * 3600  # a leftover of another host (a shared folder) is swept after a day
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
-_TEMP = re.compile(r"^(?:patch|state)-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})\.tmp$")
+_TEMP = re.compile(r"^(?:patch|state|promote)-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})\.tmp$")
 _MARKER = re.compile(r"^beside-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})$")
 _BESIDE = re.compile(r"^\..+\.autopatch-([0-9]+)-([0-9a-f]{8})\.tmp$")
 
@@ -83,7 +85,9 @@ def writable_problem(repo: Path, target: Path) -> str | None:
 def _private_dir(repo: Path) -> int | None:
     """A descriptor of `.autopatch-j/tmp/` (created 0700, never through a link), or None when it
     cannot be had (a read-only or linked `.autopatch-j`: the caller writes beside the file)."""
-    from autopatch_tui.core.memory.store_files import ensure_gitignore  # the store's own rule: git ignores it
+    from autopatch_tui.core.memory.store_files import (
+        ensure_gitignore,  # the store's own rule: git ignores it
+    )
 
     paths = StorePaths(repo)
     try:
@@ -160,6 +164,38 @@ def replace_file(repo: Path, target: Path, data: bytes, mode: int) -> None:
         if private_fd is not None:
             os.close(private_fd)
         os.close(folder_fd)
+
+
+@contextmanager
+def temp_spot(repo: Path, folder_fd: int, folder_rel: str, target_name: str, kind: str) -> Iterator[tuple[int, str]]:
+    """Where to write a temporary file that will be renamed onto `target_name` in the folder
+    `folder_fd` (`folder_rel`: that folder, repository-relative, "" for the root): (folder
+    descriptor, name). In `.autopatch-j/tmp/` (`<kind>-<host>-<pid>-<hex>.tmp`)
+    when it is on the same file system; otherwise beside the target, named by a marker in
+    `.autopatch-j/tmp/`, so what a kill leaves is swept either way. The caller creates the file,
+    renames or removes it; on exit a leftover of it and the marker are removed. Raises
+    `PatchWriteError` when no marker can be written."""
+    token = f"{os.getpid()}-{os.urandom(4).hex()}"
+    private_fd = _private_dir(repo)
+    marker: str | None = None
+    spot: tuple[int, str]
+    try:
+        if private_fd is not None and same_device(private_fd, folder_fd):
+            spot = (private_fd, f"{kind}-{_HOST}-{token}.tmp")
+        else:
+            spot = (folder_fd, f".{target_name[:180]}.autopatch-{token}.tmp")
+            if private_fd is not None:
+                marker = f"beside-{_HOST}-{token}"
+                _write_marker(private_fd, marker, f"{folder_rel}/{spot[1]}" if folder_rel else spot[1])
+        try:
+            yield spot
+        finally:
+            _unlink(spot[1], spot[0])
+    finally:
+        if marker is not None and private_fd is not None:
+            _unlink(marker, private_fd)
+        if private_fd is not None:
+            os.close(private_fd)
 
 
 def save_private(repo: Path, name: str, data: bytes) -> None:

@@ -13,6 +13,7 @@ from autopatch_tui.core.identity.repo import read_origin_remote
 from autopatch_tui.core.memory.health import inspect_store
 from autopatch_tui.core.memory.readonly import open_readonly
 from autopatch_tui.core.memory.sqlite import read_txn
+from autopatch_tui.core.secrets import mask
 
 MAX_SUBJECTS = 24
 MAX_STATEMENTS = 8
@@ -110,7 +111,8 @@ def read_store_info(db_path: Path) -> StoreInfo:
     return StoreInfo(
         db_path=db_path, name=meta["store_name"], label=meta["label"], root=meta["root"], remote=meta["remote"],
         fact_count=facts, retired_into=meta["retired_into"], aliases=aliases,
-        subjects=tuple(dict.fromkeys(r["subject"] for r in rows)),
-        statements=tuple(r["statement"][:MAX_STATEMENT_CHARS] for r in rows[:MAX_STATEMENTS]),
+        # merge evidence (shown, and sent to the merge judge): secrets masked before any cut (contracts §10)
+        subjects=tuple(dict.fromkeys(mask(r["subject"]) for r in rows)),
+        statements=tuple(mask(r["statement"])[:MAX_STATEMENT_CHARS] for r in rows[:MAX_STATEMENTS]),
         holds_something=used,
     )

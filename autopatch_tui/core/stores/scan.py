@@ -21,6 +21,7 @@ from autopatch_tui.core.pipeline.contracts import MergeVerdictOut, validate_repl
 from autopatch_tui.core.pipeline.model_io import MemoryModel
 from autopatch_tui.core.pipeline.prompts import MERGE_JUDGE_SYSTEM
 from autopatch_tui.core.stores.info import StoreInfo
+from autopatch_tui.core.secrets import mask
 
 MAX_JUDGED_PAIRS = 50
 MAX_PARALLEL_CALLS = 4
@@ -28,7 +29,8 @@ MAX_PARALLEL_CALLS = 4
 
 def evidence(info: StoreInfo) -> dict[str, object]:
     remote = info.live_remote() or None
-    return {"store": info.name, "label": info.label, "root": info.root, "remote": remote,
+    return {"store": info.name, "label": mask(info.label) if info.label else info.label, "root": info.root,
+            "remote": mask(remote) if remote else remote,  # a remote URL may carry a token
             "fact_count": info.fact_count, "subjects": list(info.subjects), "sample_statements": list(info.statements)}
 
 

@@ -21,7 +21,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.worker import Worker, WorkerState
 
-from autopatch_tui.core.agent.prompt_report import PromptReport, context_label, instructions_label
+from autopatch_tui.core.agent.prompt_report import PromptReport, context_label, instructions_label, not_read
 from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.instructions.section import visible
@@ -178,7 +178,8 @@ class ChatScreen(SteeringChat, AppScreen):
     def _show_prompt(self, report: PromptReport | None) -> None:
         status = self.query_one(StatusBar)
         status.context = context_label(report)
-        status.instructions = visible(instructions_label(report.instruction_files)) if report is not None else ""
+        status.instructions = (visible(instructions_label(report.instruction_files, not_read(report)))
+                               if report is not None else "")
 
     def _show_review(self, count: int) -> None:
         self.query_one(StatusBar).to_review = count

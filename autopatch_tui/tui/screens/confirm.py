@@ -28,6 +28,7 @@ class ConfirmBase(AppModalScreen):
 
     CONFIRM_KEY = ""
     CANCEL_KEY = ""
+    FIRST_FOCUS = "#no"  # a subclass may focus its body instead (the promote diff, to scroll it)
     CSS_PATH = style("dialogs.tcss")
 
     def __init__(self, title: str, body: str, confirm_label: str = "Yes", *, cancel_label: str = "No",
@@ -54,7 +55,7 @@ class ConfirmBase(AppModalScreen):
         yield Static(Text(escape_controls(self.body_text)), id="body", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        self.query_one(self.FIRST_FOCUS).focus()
 
     @on(Button.Pressed, "#yes")
     def _yes(self, event: Button.Pressed) -> None:

@@ -1,5 +1,5 @@
 """The Audit view of the Memory browser (`memory audit`, contracts §8): the findings — duplicates,
-conflicts, stale paths — in a list; the selected finding's items side by side below it, one card
+conflicts, stale paths, claims the repository disagrees with — in a list; the selected finding's items side by side below it, one card
 each, with forget on any of them. Enter (or Tab) moves from the list to the cards, ←/→ between
 cards, Delete (or ctrl+d) forgets the focused card's item after the usual confirmation (no letter: a word
 typed here forgets nothing), Escape returns to the list.
@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from autopatch_tui.core.errors import AutopatchError, MemoryNotFoundError
+from autopatch_tui.core.instructions.promote import forget_note
 from autopatch_tui.core.memory.audit import AuditReport
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.terminal_text import one_line as safe_line
@@ -36,7 +37,7 @@ COLUMNS = (Col("type", "Finding", 10), Col("items", "Items", 5, drop=1), Col("wh
 @dataclass(frozen=True)
 class Row:
     key: str
-    type: str  # duplicate | conflict | stale
+    type: str  # duplicate | conflict | stale | disagrees
     ids: tuple[str, ...]
     why: str
     stale: tuple[str, ...] = ()
@@ -47,6 +48,8 @@ def finding_rows(report: AuditReport) -> list[Row]:
     rows += [Row(f"con-{n}", "conflict", tuple(f.ids), f.why) for n, f in enumerate(report.conflicts)]
     rows += [Row(f"sta-{n}", "stale", (s.id,), "no file matches " + ", ".join(s.paths), tuple(s.paths))
              for n, s in enumerate(report.stale_paths)]
+    rows += [Row(f"cla-{n}", "disagrees", (c.id,), f"says {c.claim}; {c.evidence}")
+             for n, c in enumerate(report.stale_claims)]
     return rows
 
 
@@ -63,6 +66,7 @@ def summary_text(report: AuditReport) -> Text:
     return Text(f"Audit of {report.checked} active item{'s' if report.checked != 1 else ''} (no model): "
                 f"{len(report.duplicates)} duplicate group(s), {len(report.conflicts)} conflict(s), "
                 f"{len(report.stale_paths)} with stale paths"
+                + (f", {len(report.stale_claims)} claim(s) the repository disagrees with" if report.stale_claims else "")
                 + (" · the conflict check stopped early: not every conflict is listed" if report.truncated else ""))
 
 
@@ -242,8 +246,9 @@ class AuditView(Vertical):
 
         def work() -> None:
             logical = self.services.manager.forget(item)
+            note = forget_note(self.services.manager.repo, logical)
             self.app.call_from_thread(self.app.notify, f"Forgot {safe_line(logical)}. The raw turns it came from "
-                                      "are kept.", markup=False)
+                                      "are kept." + (" " + note if note else ""), markup=False)
             self.app.call_from_thread(self.reload)
             self.app.call_from_thread(self.table.focus)
 

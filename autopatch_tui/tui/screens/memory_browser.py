@@ -24,6 +24,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, ContentSwitcher, DataTable, Input, OptionList, Select, Static, Tab, Tabs
 
 from autopatch_tui.core.errors import MemoryNotFoundError
+from autopatch_tui.core.instructions.promote import forget_note
+from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.recall.cli_search import search_memory
 from autopatch_tui.core.recall.session import RecallLimitError
@@ -453,12 +455,14 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
 
         def work() -> None:
             logical = self.services.manager.forget(item_id)
-            self.app.call_from_thread(self._forgotten, logical)
+            note = forget_note(self.services.manager.repo, logical)
+            self.app.call_from_thread(self._forgotten, logical, note)
 
         self._run(work, "mb-write")
 
-    def _forgotten(self, logical: str) -> None:
-        self.notify(f"Forgot {logical}. The raw turns it came from are kept.", markup=False)
+    def _forgotten(self, logical: str, note: str = "") -> None:
+        self.notify(visible(f"Forgot {logical}. The raw turns it came from are kept." + (" " + note if note else "")),
+                    markup=False, timeout=15 if note else 5)
         self.reload()
 
     def action_toggle_mark(self) -> None:

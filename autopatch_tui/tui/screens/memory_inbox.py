@@ -25,7 +25,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, OptionList, Static
 
+from autopatch_tui.core.claims.store import item_doubt
 from autopatch_tui.core.errors import AutopatchError, MemoryNotFoundError
+from autopatch_tui.core.instructions.promote import forget_note
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.memory.review import ReviewEntry
 from autopatch_tui.core.memory.review_service import KeptRevision
@@ -52,6 +54,7 @@ class InboxDetail:
     detail: ItemDetail
     provenance: list[Provenance]
     base: KeptRevision | None
+    doubt: str = ""  # what the repository contradicts in it (`claims`), "" when nothing
 
 
 def approval_text(mode: str, total: int) -> Text:
@@ -205,10 +208,11 @@ class InboxView(Vertical):
         try:
             detail = mgr.show_item(entry.summary.id)
             base = mgr.review.base_of(entry.summary.id) if entry.change == "revised" else None
+            doubt = item_doubt(mgr.store.read_conn(), mgr.repo, entry.summary.id)
         except MemoryNotFoundError:
             return  # gone meanwhile: the reload that follows drops it
         self.app.call_from_thread(self._show_detail, gen, InboxDetail(entry, detail, load_provenance(
-            mgr, detail.sources), base))
+            mgr, detail.sources), base, doubt))
 
     def _show_detail(self, gen: int, shown: InboxDetail) -> None:
         if gen != self._detail_gen:
@@ -224,6 +228,8 @@ class InboxView(Vertical):
         fields.append(" · " + (safe_line(", ".join(d.applies_to_paths)) if d.applies_to_paths else "whole project"),
                       style="dim")
         fields.append(f" · {d.strength}, {d.recall_mode}", style="dim")
+        if shown.doubt:
+            fields.append(f"\nthe repository disagrees: {safe_line(shown.doubt)}", style="bold")
         self.query_one("#ib-fields", Static).update(fields)
         self.query_one("#ib-change", Static).update(self._change_text(shown))
         sources = self.query_one("#ib-sources", SourceList)
@@ -345,8 +351,9 @@ class InboxView(Vertical):
 
         def work() -> None:
             logical = self.services.manager.forget(item)
+            note = forget_note(self.services.manager.repo, logical)
             self.app.call_from_thread(self.app.notify, f"Forgot {safe_line(logical)}. The raw turns it came from "
-                                      "are kept.",
+                                      "are kept." + (" " + note if note else ""),
                                       markup=False)
             self.app.call_from_thread(self.reload)
 

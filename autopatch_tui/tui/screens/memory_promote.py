@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from autopatch_tui.core.errors import AutopatchError
-from autopatch_tui.core.instructions.promote import PromotePlan, plan_promotion, write_confirmed
+from autopatch_tui.core.instructions.promote import PromotePlan, PromoteResult, plan_promotion, write_confirmed
 from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.tui.screens.memory_list import Row, one_line
 from autopatch_tui.tui.screens.promote_dialog import PromoteDialog
@@ -39,7 +39,7 @@ class PromoteFlow:
 
     def summary(self) -> str:
         n = len(self.marked)
-        return f" · {n} marked (p promotes them to AGENTS.md)" if n else ""
+        return f" · {n} marked (p shows the diff that promotes them)" if n else ""
 
     def toggle(self, row: Row) -> None:
         if row.id in self.marked:
@@ -84,13 +84,15 @@ class PromoteFlow:
         if not yes:
             return
         manager = self.screen.services.manager
-        self._in_worker(lambda: write_confirmed(manager, plan), lambda _: self._written(plan), "Not written",
-                        "mb-write")
+        self._in_worker(lambda: write_confirmed(manager, plan), self._written, "Not written", "mb-write")
 
-    def _written(self, plan: PromotePlan) -> None:
+    def _written(self, result: PromoteResult) -> None:
+        plan = result.plan
         n = len(plan.promoted)
-        self.screen.notify(visible(f"Promoted {n} item{'s' if n != 1 else ''} to {plan.shown}."), title="Promote",
-                           markup=False)
+        kept = f" Kept {len(result.kept)} that awaited review: the diff was their review." if result.kept else ""
+        problem = f" {result.keep_problem}" if result.keep_problem else ""
+        self.screen.notify(visible(f"Promoted {n} item{'s' if n != 1 else ''} to {plan.shown}.{kept}{problem}"),
+                           title="Promote", markup=False, severity="warning" if problem else "information")
         marked = [r for r in self.screen.rows if r.id in self.marked]
         self.marked.clear()
         for row in marked:
