@@ -188,3 +188,21 @@ def test_keeping_fails_when_the_turn_no_longer_holds_the_quote(make_manager) -> 
     with pytest.raises(steering.RescueError, match="no longer holds"):
         steering.keep_refused(mgr, 1)
     assert rows(mgr, "SELECT * FROM memory_candidates") == [] and len(steering.refused(mgr)) == 1
+
+
+def test_a_secret_in_a_candidate_refused_for_another_rule_is_masked_and_never_kept(make_manager) -> None:
+    mgr = make_manager()
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    t = add_turn(mgr, f"for this deploy use the token {secret}")
+    entry = refused_store.for_file("one_off_scope", t.turn_id, {
+        "kind": "project_decision", "subject": "deploy", "statement": f"Use the token {secret}.", "content": "",
+        "strength": "soft", "origin": "explicit", "recall_mode": "on_match", "applies_to_paths": [],
+        "aliases": [secret], "keywords": [], "sources": [{"turn_id": t.turn_id, "role": "user",
+                                                          "quote": f"use the token {secret}"}]},
+        key="k1", at=1.0)
+    refused_store.add(mgr.paths, mgr.store.conn(), [entry])
+    assert secret not in mgr.paths.refused.read_text(encoding="utf-8")
+    [listed] = steering.refused(mgr)
+    assert secret not in json.dumps(listed.as_json())
+    with pytest.raises(steering.RescueError, match="secret"):
+        steering.keep_refused(mgr, 1)

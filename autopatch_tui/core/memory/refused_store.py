@@ -54,9 +54,10 @@ def lock_path(paths: StorePaths) -> Path:
 
 
 def mask_secrets(text: str) -> str:
-    """TODO(issue 31.5, s31b): mask the secret text a detector finds. Until then a `secret`
-    refusal is masked whole by `for_file`; other text passes unchanged."""
-    return text
+    """The secret values a detector finds (`core.secrets`, issue 31.5), masked."""
+    from autopatch_tui.core.secrets import mask
+
+    return mask(text)
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,17 @@ def for_file(rule: str, turn_id: str, candidate: dict, *, key: str, at: float) -
             cand[k] = masked
         cand["aliases"], cand["keywords"] = [], []
         sources = [{**s, "quote": masked} for s in sources]
-    else:
+    else:  # refused for another rule, yet holding a secret: masked too, and never kept (`masked`)
+        before = [str(cand[k] or "") for k in ("subject", "statement", "content")] + [
+            str(s.get("quote", "")) for s in sources]
         for k in ("subject", "statement", "content"):
             cand[k] = mask_secrets(str(cand[k] or ""))
+        cand["aliases"] = [mask_secrets(str(a)) for a in cand.get("aliases") or []]
+        cand["keywords"] = [mask_secrets(str(a)) for a in cand.get("keywords") or []]
         sources = [{**s, "quote": mask_secrets(str(s.get("quote", "")))} for s in sources]
+        after = [str(cand[k]) for k in ("subject", "statement", "content")] + [s["quote"] for s in sources]
+        if before != after:
+            cand["masked"] = True
     cand["sources"] = [{"turn_id": str(s.get("turn_id", "")), "role": str(s.get("role", "")),
                         "quote": str(s.get("quote", ""))} for s in sources]
     return {"key": key, "at": at, "rule": rule, "turn_id": turn_id, "candidate": cand}

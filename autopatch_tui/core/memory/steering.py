@@ -209,8 +209,8 @@ def _keep(mgr: MemoryManager, entry: refused_store.Refused, timeout: float) -> I
     from autopatch_tui.core.pipeline.contracts import CandidateOut
     from autopatch_tui.core.pipeline.extraction import insert_candidate
 
-    if entry.rule == refused_store.SECRET_RULE:
-        raise RescueError("a candidate refused as a secret is never kept")
+    if entry.rule == refused_store.SECRET_RULE or entry.candidate.get("masked"):
+        raise RescueError("a candidate holding a secret is never kept")
     if not mgr.has_model:
         raise RescueError(f"keeping it needs the Memory model for consolidation ({mgr.model_problem or 'none'}); "
                           "it stays in the refused list")
