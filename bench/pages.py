@@ -1,6 +1,6 @@
 """Listings that page (issue 33): `memory list`, `memory review`, `memory audit` and `memory search`
 as whole CLI processes, first page (`--limit 50 --json`) against the whole listing (`--json`,
-streamed), on an empty store and on the synthetic stores of `bench/recall.py` (built there, or
+streamed), and `memory export` (streamed), on an empty store and on the synthetic stores of `bench/recall.py` (built there, or
 reused from its cache), in one run.
 
     .venv/bin/python bench/pages.py [--sizes 1000,10000,100000] [--runs 3]
@@ -35,6 +35,7 @@ COMMANDS = {
     "review, everything": ["memory", "review", "--json"],
     "audit, first page": ["memory", "audit", "--limit", "50", "--json"],
     "search, first page": ["memory", "search", "config loader", "--limit", "5", "--json"],
+    "export (streamed)": ["memory", "export", "--to", "{out}", "--json"],
 }
 
 
@@ -55,7 +56,15 @@ def run(repo: Path, args: list[str], env: dict[str, str]) -> dict[str, float]:
 
 
 def best(repo: Path, args: list[str], env: dict[str, str], runs: int) -> dict[str, float]:
-    return min((run(repo, args, env) for _ in range(runs)), key=lambda m: m["cpu"])
+    """The run with the least CPU; `{out}` in `args` is a fresh folder, removed after each run."""
+    results = []
+    for _ in range(runs):
+        out = Path(tempfile.mkdtemp(prefix="autopatch-pages-bench-out-"))
+        try:
+            results.append(run(repo, [a.replace("{out}", str(out)) for a in args], env))
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+    return min(results, key=lambda m: m["cpu"])
 
 
 def main() -> int:

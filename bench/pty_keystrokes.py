@@ -15,10 +15,15 @@ frame, and then, per run:
 - baseline, in the same process: the same text as one bracketed paste (what a terminal with
   bracketed paste sends), until its last marker is drawn; the flood's ratio to it is printed;
 - exit: ctrl+q right after a flood, and SIGTERM right after a flood (a backlog of keys still
-  queued): the time until the process has ended (the exit flush bound is 30 s).
+  queued): the time until the process has ended (the exit flush bound is 30 s);
+- multi-line (issue 30, item 1): `--lines` lines of code (~88 B each; 1,600 lines = 141 KB) typed
+  as keystrokes the way tmux `paste-buffer` without `-p` types them (line breaks as CR), without
+  waiting, until the note under the prompt says the prompt holds all of them ("(N lines)": every
+  line break kept, nothing sent); lines/s and KB/s and the app's CPU, printed beside the
+  single-line flood's KB/s of the same run.
 
 Figures are printed, never asserted. Run: .venv/bin/python bench/pty_keystrokes.py [--kb 100]
-[--chunk 1024] [--runs 1]"""
+[--chunk 1024] [--runs 1] [--lines 1600]"""
 
 from __future__ import annotations
 
@@ -195,6 +200,38 @@ def paste_run(repo: Path, env: dict[str, str], chunks: list[bytes], limit: float
         P.close_app(pid, fd)
 
 
+def code_lines(count: int) -> bytes:
+    """`count` lines of code typed as tmux types a paste (CR between lines, one after the last)."""
+    return "".join(f"{n:04d} def handler(request): return render(request, 'page.html', ctx)  # see the note on it\r"
+                   for n in range(count)).encode()
+
+
+def sent_lines(home: Path) -> int:
+    """Lines sent so far (every sent line goes into the prompt history)."""
+    return sum(len(f.read_text(encoding="utf-8").splitlines()) for f in (home / "prompt-history").glob("*.jsonl"))
+
+
+def multiline_run(repo: Path, env: dict[str, str], count: int, limit: float) -> dict[str, float]:
+    sent_before = sent_lines(Path(env["AUTOPATCH_HOME"]))
+    pid, fd, buf = start(repo, env)
+    try:
+        data = code_lines(count)
+        cpu0 = cpu_seconds(pid)
+        t0 = time.perf_counter()
+        mark = len(buf)
+        wrote = write_all(fd, data, buf, t0 + limit)
+        done = f"({count + 1} lines:".encode()  # the note under the prompt: all line breaks kept
+        drawn = P._read_until(fd, buf, shown_after(buf, mark, done), t0 + limit) if wrote else None
+        out = {"bytes": len(data), "drawn": (drawn - t0) if drawn is not None else float("nan"),
+               "cpu": cpu_seconds(pid) - cpu0}
+        os.write(fd, b"\x11")
+        wait_exit(pid, fd, buf, 60)
+        out["sent"] = float(sent_lines(Path(env["AUTOPATCH_HOME"])) > sent_before)
+        return out
+    finally:
+        P.close_app(pid, fd)
+
+
 def ms(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x * 1000:.0f} ms"
 
@@ -209,7 +246,8 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=1024)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--limit", type=float, default=300.0, help="seconds before a run gives up")
-    ap.add_argument("--skip", default="", help="comma list of parts to skip: typing,flood,paste,sigterm")
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: typing,flood,paste,sigterm,multiline")
+    ap.add_argument("--lines", type=int, default=1600, help="lines of the multi-line keystroke paste")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     chunks = text_chunks(args.kb, args.chunk)
@@ -244,6 +282,16 @@ def main() -> None:
                              f" CPU x{flood['cpu'] / r['cpu']:.1f}")
                 print(f"baseline run {run + 1}: one bracketed paste drawn after {s(r['drawn'])},"
                       f" app CPU {s(r['cpu'])}{ratio}")
+            if "multiline" not in skip:
+                r = multiline_run(repo, env, args.lines, args.limit)
+                kb = r["bytes"] / 1024
+                beside = ""
+                if flood is not None and not math.isnan(flood["drawn"]):
+                    beside = f"; single-line flood of the same run: {size / 1024 / flood['drawn']:.0f} KB/s"
+                rate = "n/a" if math.isnan(r["drawn"]) else f"{args.lines / r['drawn']:.0f} lines/s, {kb / r['drawn']:.0f} KB/s"
+                print(f"multi-line run {run + 1}: {args.lines} lines ({kb:.0f} KB) as keystrokes, all in the prompt"
+                      f" after {s(r['drawn'])}: {rate}, app CPU {s(r['cpu'])};"
+                      f" {'A LINE WAS SENT' if r['sent'] else 'nothing sent'}{beside}")
             if "sigterm" not in skip:
                 r = flood_run(repo, env, chunks, args.limit, "sigterm")
                 print(f"sigterm run {run + 1}: flood written in {s(r['written'])}, SIGTERM at once:"

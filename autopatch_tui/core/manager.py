@@ -9,7 +9,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -410,6 +410,11 @@ class MemoryManager:
         conn = self.store.read_conn()
         return history.recent_turns(conn, turn_ops.active_thread_id(conn), limit)
 
+    def turns_before(self, thread_id: str, sequence: int, limit: int) -> list[history.TurnInfo]:
+        from autopatch_tui.core.memory import history
+
+        return history.turns_before(self.store.read_conn(), thread_id, sequence, limit)
+
     def search_turns(self, text: str, *, limit: int = 200) -> list[history.TurnInfo]:
         from autopatch_tui.core.memory import history
 
@@ -535,15 +540,17 @@ class MemoryManager:
             return
         self.moved_aside += [m for m in [moved, *moved_refused] if m is not None]
 
-    def export(self, to: Path | None = None) -> Path:
+    def export(self, to: Path | None = None, progress: Callable[[int, int], None] | None = None) -> Path:
         """A JSON snapshot in `.autopatch-j/memory-exports/`, or at `to` (a new file, or a new file
-        in the folder `to`): the way out of a read-only checkout."""
+        in the folder `to`): the way out of a read-only checkout. Streamed; `progress(done, total)`
+        follows the rows written."""
         if not self.store.healthy and self.store.health.cause in UNEXPORTABLE_CAUSES:
             raise self.store.degraded_error()
         conn = self.store.read_conn() if self.store.readable else None
         from autopatch_tui.core.memory.export import write_export
 
-        return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn, to=to)
+        return write_export(self.paths, repo=str(self.repo), now=self.clock.now(), conn=conn, to=to,
+                            progress=progress)
 
     @property
     def runner(self) -> PipelineRunner:

@@ -257,7 +257,7 @@ class AutopatchApp(App):
             self.app_focus = True  # as Textual does for a key
         if self.focused is not target:
             self.screen.set_focus(target)
-        self.typing.hold(target, burst.text)
+        self.typing.hold(target, burst.text, burst.series)
 
     def _hold_typed(self, event: events.Key) -> bool:
         character = typed_character(event)

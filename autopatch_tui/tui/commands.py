@@ -3,6 +3,7 @@ result comes back as a plain-text note (never markup)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,9 +74,7 @@ class CommandRunner:
             if yes:
                 await _maybe_await(proceed())
                 return
-            prompt = screen.query_one(PromptInput)
-            if not prompt.text:
-                prompt.text = line
+            screen.query_one(PromptInput).keep_line(line)
             await screen.log_view.add_note(f"Kept the {pending} pending patch(es); {command} did not run.",
                                            reveal=True)
 
@@ -149,6 +148,14 @@ class CommandRunner:
                    "apply": lambda: repair.apply(cmd.args[1]), "discard": lambda: repair.discard(cmd.args[1])}
         self._in_thread(actions[sub], group="patch", markdown=sub in ("list", "show"))
 
+    def _export(self, to: Path | None) -> Path:
+        """`/memory export` in the worker thread: the snapshot streams, its rows shown as it goes."""
+        screen = self.screen
+        try:
+            return self.services.manager.export(to=to, progress=_export_progress(screen))
+        finally:
+            screen.app.call_from_thread(screen.set_busy, "")
+
     def _new(self) -> None:
         mgr = self.services.manager
         screen = self.screen
@@ -191,7 +198,7 @@ class CommandRunner:
             self._in_thread(lambda: _forgot(mgr, args[1]))
         elif sub == "export":
             to = export_target(mgr.repo, args[2]) if len(args) == 3 else None
-            self._in_thread(lambda: f"Memory exported to {mgr.export(to=to)}")
+            self._in_thread(lambda: f"Memory exported to {self._export(to)}")
         elif sub == "clear":
             if "--confirm" not in args:
                 self._in_thread(lambda: "`/memory clear` deletes all Memory data; repeat with --confirm.",
@@ -199,6 +206,18 @@ class CommandRunner:
                 return
             self._in_thread(lambda: f"Memory cleared; new empty thread {mgr.clear(confirm=True)}. Exports were kept.",
                             after=self.screen.reset_view)
+
+
+def _export_progress(screen: object) -> Callable[[int, int], None]:
+    """The busy line of a running export, at most a few times a second (from the worker thread)."""
+    last = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.25 or done >= total:
+            last[0] = now
+            screen.app.call_from_thread(screen.set_busy, f"Exporting Memory: {done:,} of {total:,} rows…")  # type: ignore[attr-defined]
+    return show
 
 
 def export_target(repo: Path, raw: str) -> Path:

@@ -161,7 +161,12 @@ def render_markdown() -> str:
             out += ["### The chat prompt", "", "These are keys of the prompt itself, not remappable bindings.", "",
                     "| key | does |", "|---|---|"]
             out += [f"| {k} | {d} |" for k, d in PROMPT_KEYS]
-            out.append("")
+            out += ["", "ctrl+c (`chat.clear_prompt`) clears a non-empty prompt, multi-line too, into the prompt",
+                    "history (Up brings it back); on an empty prompt ctrl+c does what it always did. A paste keeps",
+                    "its line breaks, also one a terminal types as keystrokes (tmux `paste-buffer` without `-p`):",
+                    "an Enter within 20 ms of other keys is a line break, and only Enter on a quiet prompt sends.",
+                    "A paste over 256,000 characters is refused whole and saved under",
+                    "`$AUTOPATCH_HOME/refused-pastes/`; the note under the prompt names the file.", ""]
     return "\n".join(out)
 
 

@@ -26,7 +26,12 @@ from textual.widgets import Input, TextArea
 
 class TypedText(events.Paste):
     """Printable keys of one burst, delivered to their text field as one insert: fields handle it
-    as the paste it is (`_on_paste`); the App ignores it when it bubbles back up."""
+    as the paste it is (`_on_paste`); the App ignores it when it bubbles back up. `series`: the
+    keystroke run its keys came in (`key_bursts.py`; pieces of one paste share it), or None."""
+
+    def __init__(self, text: str, series: int | None = None) -> None:
+        super().__init__(text)
+        self.series = series
 
 
 TypedText.handler_name = events.Paste.handler_name  # dispatched to `_on_paste` / `on_paste`
@@ -52,16 +57,17 @@ class TypingBuffer:
         self._target: Widget | None = None
         self._chars: list[str] = []
         self._scheduled = False
+        self._series: int | None = None
 
     @property
     def pending(self) -> int:
         return len(self._chars)
 
-    def hold(self, target: Widget, text: str) -> None:
-        """Hold `text` (a key's character, or a burst's) for `target`."""
-        if target is not self._target:
+    def hold(self, target: Widget, text: str, series: int | None = None) -> None:
+        """Hold `text` (a key's character, or a burst's of keystroke run `series`) for `target`."""
+        if target is not self._target or series != self._series:
             self.flush()
-            self._target = target
+            self._target, self._series = target, series
         self._chars.append(text)
         if not self._scheduled:
             self._scheduled = True
@@ -78,7 +84,7 @@ class TypingBuffer:
         text, target = "".join(self._chars), self._target
         self._chars.clear()
         if target is not None and target.is_attached:
-            target.post_message(TypedText(text))
+            target.post_message(TypedText(text, self._series))
 
     def drop(self) -> None:
         """Forget the held text (the app is quitting: nothing typed after that is kept)."""

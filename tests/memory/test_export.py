@@ -263,3 +263,50 @@ def test_export_of_an_unreadable_file_fails_cleanly(repo: Path, invoke_cli) -> N
     exports = state_dir(repo) / "memory-exports"
     assert not exports.exists() or not any(exports.iterdir())
     assert file_fingerprint(db) == before
+
+
+def test_a_streamed_export_holds_the_same_value_as_the_whole_snapshot_and_reports_its_rows(
+        manager: MemoryManager, repo: Path) -> None:
+    """Issue 33: the export is written row by row (a 100k-item store is never held in memory); the
+    file is still one JSON document with exactly the snapshot's value."""
+    from autopatch_tui.core.memory import export as export_mod
+    from tests.support.memory_factory import add_item
+
+    conn = manager.store.conn()
+    for i in range(export_mod.PROGRESS_EVERY + 5):  # past one progress step
+        add_item(conn, subject=f"rule {i}", statement=f"Rule {i} with a \u202e bidi mark and \"quotes\".")
+    seen: list[tuple[int, int]] = []
+    path = manager.export(progress=lambda done, total: seen.append((done, total)))
+    written = json.loads(path.read_text(encoding="utf-8"))
+    whole = export_mod.build_snapshot(manager.store.read_conn(), repo=str(repo), now=manager.clock.now())
+    written.pop("exported_at"), whole.pop("exported_at")
+    assert written == whole
+    total = seen[-1][1]
+    assert total >= 2 * (export_mod.PROGRESS_EVERY + 5)  # items and their candidates, at least
+    assert seen[0] == (export_mod.PROGRESS_EVERY, total) and seen[-1] == (total, total)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_an_export_that_fails_while_streaming_leaves_no_file(manager: MemoryManager, repo: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from autopatch_tui.core.errors import MemoryStoreError
+    from autopatch_tui.core.memory import export as export_mod
+    from tests.support.memory_factory import add_item
+
+    add_item(manager.store.conn(), subject="one", statement="One rule.")
+    real = export_mod._section_rows
+
+    def broken(conn, key):
+        if key == "items":
+            raise sqlite3.DatabaseError("database disk image is malformed")
+        yield from real(conn, key)
+
+    monkeypatch.setattr(export_mod, "_section_rows", broken)
+    for to in (None, repo / "out.json"):
+        with pytest.raises(MemoryStoreError, match="not readable for export"):
+            manager.export(to=to)
+    exports = manager.paths.exports_dir
+    assert not (repo / "out.json").exists()
+    assert not exports.exists() or sorted(p.name for p in exports.iterdir()) == []

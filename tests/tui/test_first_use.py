@@ -83,6 +83,35 @@ def test_memory_export_to_a_path_writes_there(repo, settings, tmp_path):
     assert not app.manager.paths.exports_dir.exists() or not list(app.manager.paths.exports_dir.iterdir())
 
 
+def test_a_memory_export_shows_its_rows_as_it_goes_and_clears_the_line_after(repo, settings, monkeypatch):
+    """Issue 33: the export streams; the status bar's busy line follows its rows, then clears."""
+    from autopatch_tui.core.memory import export as export_mod
+    from autopatch_tui.tui.widgets.status_bar import StatusBar
+    from tests.support.memory_factory import add_item
+
+    mgr = MemoryManager.open(repo, settings)
+    for i in range(30):
+        add_item(mgr.store.conn(), subject=f"rule {i}", statement=f"Rule {i}.")
+    mgr.close()
+    monkeypatch.setattr(export_mod, "PROGRESS_EVERY", 10)
+    app = make_app(repo, settings)
+    shown: list[str] = []
+
+    async def run() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_idle(pilot, app)
+            bar = app.screen.query_one(StatusBar)
+            bar.watch(bar, "busy", lambda text: shown.append(text), init=False)
+            await type_and_send(pilot, "/memory export")
+            await wait_idle(pilot, app)
+            assert "Memory exported to" in notes(app)[-1]
+            assert bar.busy == ""
+
+    asyncio.run(run())
+    rows = [t for t in shown if t.startswith("Exporting Memory:")]
+    assert rows and rows[-1].endswith(" rows…") and rows[-1].split()[2] == rows[-1].split()[4]  # done == total
+
+
 # --------------------------------------------------------------------------- control characters
 
 

@@ -11,6 +11,7 @@ the provider's error body never reaches a traceback shown to the user.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,9 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 
 from autopatch_tui.core.errors import ConfigError
+from autopatch_tui.core.llm.abort import RequestAborted, RequestCancelled
 from autopatch_tui.core.llm.endpoint import check_mode
 from autopatch_tui.core.llm.errors import ProviderError, classify_openai_error, refused_by_validation
 from autopatch_tui.core.llm.shapes import strict_messages
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from autopatch_tui.core.settings import Settings
@@ -146,12 +150,18 @@ class LLMClient:
         try:
             import openai  # imported lazily: it is slow to import and only needed with a model
 
+            from openai._constants import DEFAULT_CONNECTION_LIMITS
+
+            from autopatch_tui.core.llm.abort import abortable_transport
+
             client = openai.OpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 timeout=self._timeout,
                 max_retries=self._max_retries,
-                http_client=openai.DefaultHttpxClient(event_hooks={"response": [_no_retry_of_refusals]}),
+                # a request can be abandoned at once from another thread (Escape: core/llm/abort.py)
+                http_client=openai.DefaultHttpxClient(event_hooks={"response": [_no_retry_of_refusals]},
+                                                      transport=abortable_transport(limits=DEFAULT_CONNECTION_LIMITS)),
             )
         except _openai_error() as exc:
             raise ConfigError(f"cannot set up the model client: {type(exc).__name__}") from None
@@ -246,6 +256,8 @@ class LLMClient:
         sdk = self._sdk(retries=sdk_retries)
         try:
             reply = sdk.chat.completions.create(**kwargs)
+        except RequestAborted:
+            raise RequestCancelled() from None
         except _openai_error() as exc:
             raise classify_openai_error(exc) from None
         except json.JSONDecodeError:
@@ -325,6 +337,8 @@ class LLMClient:
             kwargs["stream_options"] = {"include_usage": True}
         try:
             response = self._sdk().chat.completions.create(stream=True, **kwargs)
+        except RequestAborted:
+            raise RequestCancelled() from None
         except _openai_error() as exc:
             raise classify_openai_error(exc) from None
         except json.JSONDecodeError:
@@ -378,6 +392,8 @@ class LLMClient:
                             arguments = getattr(function, "arguments", None)
                             if isinstance(arguments, str) and arguments:
                                 slot[2].append(arguments)
+            except RequestAborted:
+                raise RequestCancelled() from None
             except _openai_error() as exc:
                 raise classify_openai_error(exc) from None
             except json.JSONDecodeError:
@@ -385,7 +401,10 @@ class LLMClient:
         finally:
             close = getattr(response, "close", None)
             if callable(close):
-                close()
+                try:
+                    close()
+                except RequestAborted:  # the connection of an abandoned stream is already shut down
+                    log.debug("closed an abandoned stream")
 
         if not saw_choice:
             raise _no_choices()

@@ -3,10 +3,10 @@ search across turns, and a thread as Markdown. Reads only."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.secrets import mask
@@ -42,7 +42,8 @@ def _turn(row: sqlite3.Row) -> TurnInfo:
     """A turn for display or a thread's Markdown export: its texts with secrets masked (contracts §10;
     the store keeps the RAW turn as typed)."""
     return TurnInfo(row["id"], row["thread_id"], row["sequence"], row["intent"], row["state"], mask(row["user_text"]),
-                    mask(row["assistant_text"] or ""), tuple(json.loads(row["scope_paths"])), iso_utc(row["created_at"]))
+                    mask(row["assistant_text"] or ""), tuple(loads_column(row["scope_paths"], [])),
+                    iso_utc(row["created_at"]))
 
 
 def list_threads(conn: sqlite3.Connection) -> list[ThreadInfo]:
@@ -69,6 +70,13 @@ def thread_turns(conn: sqlite3.Connection, thread_id: str, *, offset: int = 0, l
 
 def recent_turns(conn: sqlite3.Connection, thread_id: str, limit: int = 30) -> list[TurnInfo]:
     return list(reversed(thread_turns(conn, thread_id, limit=limit, newest_first=True)))
+
+
+def turns_before(conn: sqlite3.Connection, thread_id: str, sequence: int, limit: int) -> list[TurnInfo]:
+    """Up to `limit` turns of the thread just before `sequence`, oldest first (the chat pages back)."""
+    rows = conn.execute("SELECT * FROM turns WHERE thread_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?",
+                        (thread_id, sequence, min(limit, MAX_PAGE))).fetchall()
+    return [_turn(r) for r in reversed(rows)]
 
 
 def search_turns(conn: sqlite3.Connection, text: str, *, limit: int = 200) -> list[TurnInfo]:

@@ -42,12 +42,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from autopatch_tui.core.bounded_json import LINK, JsonFileError, read_json
 from autopatch_tui.core.errors import AutopatchError, SymlinkRefusedError
 from autopatch_tui.core.paths import StorePaths, move_aside, open_dir, write_private_text
 
 FORMAT = "autopatch-review-marks"
 VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024  # ~1.5 M marks; a bigger file is not ours
+MAX_DEPTH = 8  # ours nests two levels (an object holding an object and a list): far deeper is not ours
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -124,39 +126,25 @@ def _refused(paths: StorePaths, why: str) -> ReviewMarksError:
 
 
 def _read(paths: StorePaths) -> dict | None:
-    """The parsed document, or None when the file does not exist."""
+    """The parsed document, or None when the file does not exist. Read by the bounded reader
+    (`core/bounded_json.py`: no link, regular file, one hard link, size and nesting bounded, never
+    blocking); whatever it refuses is a `ReviewMarksError` sentence."""
     try:
         dfd = open_dir(paths.repo, paths.state_dir, create=False)
     except FileNotFoundError:
         return None
     try:
-        try:
-            fd = os.open(paths.review_marks.name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.EMLINK):
-                raise SymlinkRefusedError(f"{paths.review_marks} is a symbolic link; Memory never opens or writes "
-                                          "through a link", paths.review_marks) from None
-            raise _refused(paths, f"cannot be read ({type(exc).__name__})") from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _refused(paths, "is not a regular file")
-            if st.st_nlink > 1:
-                raise _refused(paths, "has more than one hard link")
-            if st.st_size > MAX_BYTES:
-                raise _refused(paths, f"is larger than {MAX_BYTES} bytes")
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                raw = fh.read(MAX_BYTES + 1)
-        finally:
-            os.close(fd)
+        doc = read_json(paths.review_marks.name, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH, dir_fd=dfd,
+                        single_link=True, shown=paths.review_marks)
+    except JsonFileError as exc:
+        if exc.reason == LINK:
+            raise SymlinkRefusedError(f"{paths.review_marks} is a symbolic link; Memory never opens or writes "
+                                      "through a link", paths.review_marks) from None
+        raise _refused(paths, exc.why) from None
     finally:
         os.close(dfd)
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise _refused(paths, "is not a JSON document") from None
+    if doc is None:
+        return None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise _refused(paths, f"is not a {FORMAT} document")
     if doc.get("version") != VERSION:
@@ -190,7 +178,9 @@ def locked(paths: StorePaths) -> Iterator[None]:
             if exc.errno in (errno.ELOOP, errno.EMLINK):
                 raise SymlinkRefusedError(f"{paths.review_lock} is a symbolic link; Memory never opens or writes "
                                           "through a link", paths.review_lock) from None
-            raise
+            # a folder (EISDIR), a read-only folder, a FIFO without a reader...: a sentence, nothing marked
+            raise ReviewMarksError(f"{paths.review_lock} cannot be opened as a lock file "
+                                   f"({exc.strerror or type(exc).__name__}); nothing was marked — move it away") from None
     finally:
         os.close(dfd)
     try:

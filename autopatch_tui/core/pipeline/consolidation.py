@@ -8,11 +8,11 @@ MemoryContractError and rolls the whole operation set back."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 from functools import cache
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.constants import PROJECT_KINDS
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.ids import new_id
@@ -58,7 +58,8 @@ class Candidate:
 
 
 def _loads(text: str) -> list[str]:
-    return list(json.loads(text))
+    value = loads_column(text, [])  # a store column: json_valid only, maybe nested past what Python parses
+    return list(value) if isinstance(value, list) else []
 
 
 def load_candidates(conn: sqlite3.Connection, job_id: str) -> list[Candidate]:

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.memory.items import item_sources
 from autopatch_tui.core.recall.matching import (
@@ -132,8 +133,9 @@ class RecallSession:
             "id": row["logical_id"], "revision": row["revision"], "kind": row["kind"], "subject": mask(row["subject"]),
             "statement": mask(row["statement"]), "content": content, "strength": row["strength"],
             "origin": row["origin"], "recall_mode": row["recall_mode"],
-            "applies_to_paths": json.loads(row["applies_to_paths"]), "aliases": json.loads(row["aliases"]),
-            "keywords": json.loads(row["keywords"]), "provenance": sources,
+            "applies_to_paths": loads_column(row["applies_to_paths"], []),
+            "aliases": loads_column(row["aliases"], []), "keywords": loads_column(row["keywords"], []),
+            "provenance": sources,
         }
         self._spend(detail)
         self.reads[item_id] = detail

@@ -42,9 +42,10 @@ from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.chat_steering import SteeringChat, split_refusals
 from autopatch_tui.tui.services import Services
-from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage
+from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage, UserMessage
 from autopatch_tui.tui.widgets.footer import AppFooter
 from autopatch_tui.tui.widgets.prompt import PromptInput, Suggestions, mentioned_paths
+from autopatch_tui.tui.widgets.prompt_hint import PromptHint
 from autopatch_tui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:  # imported where first used, after the first frame (issue 23)
@@ -68,7 +69,8 @@ class TurnResult(Protocol):
     def intent(self) -> str: ...
 
 
-RECENT_TURNS = 12  # each shown answer is a Markdown widget: keep the first frame interactive
+RECENT_TURNS = 12  # read at start; the newest that fill a screen are drawn first, the rest when scrolled to
+OLDER_PAGE = 8  # turns drawn at a time when the view is scrolled to the top
 MEMORY_CHECK_SECONDS = 0.3  # Memory notes: one look per burst of Memory events
 TURN_COMMANDS = ("explain", "chat", "audit", "retry")  # slash commands that start a chat turn
 
@@ -87,7 +89,9 @@ class ChatScreen(SteeringChat, AppScreen):
     AUTO_FOCUS = "#prompt"  # the first focus is the prompt (not the log, then the prompt)
     BINDINGS = [
         Binding("escape", "cancel_request", "Cancel request", id="chat.cancel",
-                tooltip="cancel the running request (the turn ends failed; its text is kept)"),
+                tooltip="cancel the running request at once (the turn ends failed; its text is kept)"),
+        Binding("ctrl+c", "clear_prompt", "Clear prompt", id="chat.clear_prompt",
+                tooltip="clear the prompt (Up brings it back)"),
     ]
 
     def __init__(self, services: Services) -> None:
@@ -108,6 +112,14 @@ class ChatScreen(SteeringChat, AppScreen):
         self._prompt: PromptInput | None = None
         self._memory_watch: dict[str, Widget] = {}  # turn ID -> the widget its Memory note goes under
         self._memory_check_due = False
+        self._prompt_empty = True
+        self._older: list[TurnInfo] = []  # read, not yet drawn (older than the first drawn turn)
+        self._oldest_sequence: int | None = None  # the oldest turn drawn or read; None: nothing restored
+        self._restored_top: Widget | None = None  # the oldest restored entry: older turns go above it
+        self._thread_id = ""
+        self._loading_older = False
+        self._startup_entries = 0
+        self._started_at = 0.0
 
     @property
     def commands(self) -> CommandRunner:
@@ -121,6 +133,7 @@ class ChatScreen(SteeringChat, AppScreen):
         yield ChatLog(id="log")
         yield Suggestions(id="suggestions")
         yield PromptInput(id="prompt")
+        yield PromptHint(id="prompt-hint")
         yield StatusBar(id="status")
         yield AppFooter()
 
@@ -144,6 +157,7 @@ class ChatScreen(SteeringChat, AppScreen):
         prompt = self.query_one(PromptInput)
         prompt.completion = self.query_one(Suggestions)
         prompt.prompt_history = PromptHistory(history_file(self.services.settings.home, self.services.manager.repo))
+        prompt.refused_home = self.services.settings.home
         prompt.focus()
         status = self.query_one(StatusBar)
         status.model_label = self.services.model_label
@@ -156,6 +170,8 @@ class ChatScreen(SteeringChat, AppScreen):
         self.watch(self.app, "job_events", self._memory_moved, init=False)
         if self.services.manager.client is None:
             await self.log_view.add_note(NO_MODEL_HELP, level="warning")
+        self._startup_entries = len(self.log_view.entries())  # the notes above: before the restored turns
+        self._started_at = self.services.manager.clock.now()  # later turns are this session's: shown live
         if self.services.manager.healthy:
             self.run_worker(self._load_recent, thread=True, group="load", exit_on_error=False)
         else:
@@ -195,34 +211,113 @@ class ChatScreen(SteeringChat, AppScreen):
             self.app.call_from_thread(self.log_view.add_note, note)
 
     def _load_recent(self) -> None:
-        from autopatch_tui.core.memory.memory_used import for_turns
+        from autopatch_tui.core.clock import iso_utc
 
-        mgr = self.services.manager
-        turns = mgr.recent_turns(RECENT_TURNS)
-        try:
-            used = for_turns(mgr.paths, [t.id for t in turns]) if turns else {}
-        except (OSError, AutopatchError):
-            used = {}
-        self.app.call_from_thread(self._show_recent, turns, used)
+        started = iso_utc(self._started_at)
+        turns = [t for t in self.services.manager.recent_turns(RECENT_TURNS) if t.created_at <= started]
+        self._used_records = self._read_used(turns)  # issue 31.3: what reached each answer (IDs)
+        if any(t.assistant_text for t in turns):  # the Markdown widget's import here, not on the main thread
+            import autopatch_tui.tui.widgets.assistant_message  # noqa: F401
+        self.app.call_from_thread(self._show_recent, turns)
         self._start_session()  # its note comes under the turns it continues
 
-    async def _show_recent(self, turns: list[TurnInfo], used: dict | None = None) -> None:
+    def _screenful(self, turns: list[TurnInfo]) -> int:
+        """How many of the newest `turns` fill the conversation's height (an estimate from their
+        text: a turn is at least four rows), at least one."""
+        size = self.log_view.size
+        width, height = max(20, size.width - 12), max(10, size.height or 30)
+        rows, count = 0, 0
+        for t in reversed(turns):
+            for text in (t.user_text, t.assistant_text):
+                rows += 2 + sum(1 + len(line) // width for line in text.splitlines()[:200])
+            count += 1
+            if rows >= height:
+                break
+        return max(1, count)
+
+    async def _show_recent(self, turns: list[TurnInfo]) -> None:
+        """The thread's last screenful first, above whatever was sent or shown meanwhile (nothing is
+        wiped); older turns are drawn when the view is scrolled to the top (`_show_older`)."""
+        log_view = self.log_view
+        live = log_view.entries()[self._startup_entries:]  # sent or shown since the start: stays below
+        before = live[0] if live else None
         if not turns and self.services.manager.healthy:
-            await self.log_view.add_note(WELCOME)
-        for t in turns:
-            anchor: Widget = await self.log_view.add_user(t.user_text)
-            if t.assistant_text:
-                anchor = await self.log_view.add_assistant(t.assistant_text)
-            elif t.state == "failed":
-                self.failed_line = t.user_text
-                anchor = await self.log_view.add_failed(f"(turn failed) {RESEND_HINT}", t.user_text)
-            elif t.state != "completed":
-                anchor = await self.log_view.add_note(f"(turn {t.state})", level="warning")
-            if used and t.id in used:
-                await self.memory_used_line(t.id, used[t.id], anchor)
-            self._memory_watch[t.id] = anchor
+            await log_view.mount_history([NoteMessage(WELCOME)], before=before)
+        if turns:
+            first = len(turns) - self._screenful(turns)
+            self._older = turns[:first]
+            self._oldest_sequence = turns[0].sequence
+            self._thread_id = turns[-1].thread_id
+            log_view.has_older = bool(self._older) or len(turns) == RECENT_TURNS
+            await self._mount_turns(turns[first:], before=before)
         self.refresh_bindings()
         self._memory_moved(0)
+        self.call_after_refresh(self._fill_view)
+
+    async def _mount_turns(self, turns: list[TurnInfo], *, before: Widget | None) -> None:
+        from autopatch_tui.tui.widgets.chat_log import AssistantMessage
+
+        widgets: list[Widget] = []
+        for t in turns:
+            user = UserMessage(t.user_text)
+            widgets.append(user)
+            anchor: Widget = user
+            if t.assistant_text:
+                anchor = AssistantMessage(t.assistant_text)
+            elif t.state == "failed":
+                if self.failed_line is None or before is None:
+                    self.failed_line = t.user_text
+                anchor = FailedTurnNote(f"(turn failed) {RESEND_HINT}", t.user_text)
+            elif t.state != "completed":
+                anchor = NoteMessage(f"(turn {t.state})", level="warning")
+            if anchor is not user:
+                widgets.append(anchor)
+            used = self._used_records.get(t.id)
+            if used:
+                from autopatch_tui.tui.widgets.steer_notes import MemoryUsedNote
+
+                widgets.append(MemoryUsedNote(t.id, used))
+            self._memory_watch[t.id] = anchor
+        if widgets:
+            await self.log_view.mount_history(widgets, before=before)
+            self._restored_top = widgets[0]
+
+    def _fill_view(self) -> None:
+        """Older turns until the view can scroll (a short screenful would never reach `NeedOlder`)."""
+        log_view = self.log_view
+        if log_view.has_older and log_view.max_scroll_y <= 0:
+            self.post_message(ChatLog.NeedOlder())
+
+    @on(ChatLog.NeedOlder)
+    async def _need_older(self) -> None:
+        if self._loading_older or not self.log_view.has_older:
+            return
+        if self._older:
+            page, self._older = self._older[-OLDER_PAGE:], self._older[:-OLDER_PAGE]
+            await self._show_older(page)
+            return
+        if self._oldest_sequence is None:
+            return
+        self._loading_older = True
+        self.run_worker(partial(self._load_older, self._thread_id, self._oldest_sequence), thread=True,
+                        group="older", exit_on_error=False)
+
+    def _load_older(self, thread_id: str, sequence: int) -> None:
+        turns = self.services.manager.turns_before(thread_id, sequence, OLDER_PAGE)
+        self.app.call_from_thread(self._older_loaded, turns)
+
+    async def _older_loaded(self, turns: list[TurnInfo]) -> None:
+        self._loading_older = False
+        if turns:
+            self._oldest_sequence = turns[0].sequence
+        self.log_view.has_older = len(turns) == OLDER_PAGE
+        await self._show_older(turns)
+
+    async def _show_older(self, turns: list[TurnInfo]) -> None:
+        top = self._restored_top if self._restored_top is not None and self._restored_top.is_attached else None
+        await self._mount_turns(turns, before=top if top is not None else self.log_view.first_entry())
+        self._memory_moved(0)
+        self.call_after_refresh(self._fill_view)
 
     # --- what each turn's Memory work did -----------------------------------------------
     def _memory_moved(self, _value: int) -> None:
@@ -273,12 +368,14 @@ class ChatScreen(SteeringChat, AppScreen):
         text = event.text
         parsed, command = await self._parse_line(text)
         if not parsed:
-            return  # the line stays in the prompt to be corrected
+            prompt.keep_line(text)  # the line stays, selected, to be corrected or replaced
+            return
         if self.busy and starts_turn(command):
             self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
             return  # nothing is lost: the text stays in the prompt
         prompt.prompt_history.add(text)
         prompt.clear()
+        self.query_one(PromptHint).hide()
         self.query_one(Suggestions).display = False
         self.log_view.follow()  # what you send, and its answer or output, is in view
         await self.submit_line(text, command)
@@ -307,10 +404,22 @@ class ChatScreen(SteeringChat, AppScreen):
             return
         await self.send(text, None)
 
+    @on(PromptInput.Hint)
+    def _hint(self, event: PromptInput.Hint) -> None:
+        self.query_one(PromptHint).show(event.text, level=event.level, while_text=event.while_text)
+
     @on(PromptInput.Changed)
     def _typed(self, event: PromptInput.Changed) -> None:
         """The completion follows the text once per refresh, however many edits came in between
         (a burst of keys is one edit already; this bounds the rest)."""
+        prompt = event.text_area
+        hint = self.query_one(PromptHint)
+        if hint.while_text is not None and prompt.text != hint.while_text:
+            hint.hide()  # the kept line was replaced or edited: the note is no longer about it
+        empty = not prompt.document.lines[0] and prompt.document.line_count == 1
+        if empty != self._prompt_empty:
+            self._prompt_empty = empty
+            self.refresh_bindings()  # ctrl+c "Clear prompt" in the footer while there is text
         if not self._completion_due:
             self._completion_due = True
             self.call_after_refresh(self._update_completion)
@@ -365,13 +474,19 @@ class ChatScreen(SteeringChat, AppScreen):
             return self.busy
         if action == "retry":
             return self.failed_line is not None and not self.busy
+        if action == "clear_prompt":
+            return not self._prompt_empty
         return True
+
+    def action_clear_prompt(self) -> None:
+        """ctrl+c where the prompt has no focus (the log, a failed turn's note): as in the prompt."""
+        self.query_one(PromptInput).clear_to_history()
 
     def action_cancel_request(self) -> None:
         if not self.busy or self.control is None or self.control.cancelled:
             return
         self.control.cancel()
-        self.set_busy("cancelling… (at the model's next token)")
+        self.set_busy("cancelling…")
 
     async def action_retry(self) -> None:
         focused = self.focused
@@ -398,9 +513,7 @@ class ChatScreen(SteeringChat, AppScreen):
         """Show the user's text, then run one turn (`work`) in a thread worker; its answer streams in
         and is finally replaced by exactly the text the turn saved."""
         if self.busy:  # a line that raced past the prompt's check: it goes back into the prompt
-            prompt = self.query_one(PromptInput)
-            if not prompt.text:
-                prompt.text = self._line or text
+            self.query_one(PromptInput).keep_line(self._line or text)
             self._line = ""
             self.notify(BUSY_KEEPS_TEXT, severity="warning", markup=False)
             return
@@ -445,7 +558,8 @@ class ChatScreen(SteeringChat, AppScreen):
 
         callbacks = AgentCallbacks(on_delta=delta, on_reset=reset, on_tool=tool)
         try:
-            result = work(callbacks)
+            with control.scope.active():  # Escape abandons the model request at once (core/llm/abort.py)
+                result = work(callbacks)
         except RequestCancelled as exc:
             post(TurnFailed(str(exc), saved=exc.turn_id is not None, cancelled=True))
             return
@@ -546,6 +660,8 @@ class ChatScreen(SteeringChat, AppScreen):
 
     async def reset_view(self) -> None:
         self._memory_watch.clear()
+        self._older, self._oldest_sequence, self._restored_top = [], None, None
+        self.log_view.has_older = False
         await self.log_view.clear()
         self.files.clear()
         self.failed_line = None  # a new view: `r` / `/retry` do not resend a turn that is no longer shown

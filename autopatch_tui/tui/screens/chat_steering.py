@@ -116,6 +116,17 @@ class SteeringChat:
         self.run_worker(work, thread=True, group="keep-refused", exit_on_error=False)  # type: ignore[attr-defined]
 
     # --- Memory used -------------------------------------------------------------------
+    _used_records: dict = {}  # turn ID -> [UsedItem] of the turns restored at the start (read in a worker)
+
+    def _read_used(self, turns: list) -> dict:
+        """(In a worker) the Memory used records of these turns; a file that cannot be read: none."""
+        from autopatch_tui.core.memory.memory_used import for_turns
+
+        try:
+            return for_turns(self.services.manager.paths, [t.id for t in turns]) if turns else {}  # type: ignore[attr-defined]
+        except (OSError, AutopatchError):
+            return {}
+
     async def memory_used_line(self, turn_id: str, items: list[UsedItem], after: Widget) -> None:
         if items and after.is_attached:
             await self.log_view.mount(MemoryUsedNote(turn_id, items), after=after)  # type: ignore[attr-defined]

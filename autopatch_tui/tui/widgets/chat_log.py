@@ -92,6 +92,9 @@ class ChatLog(VerticalScroll):
     ChatLog > FollowMarker { layer: marker; dock: bottom; }
     """
 
+    class NeedOlder(Message):
+        """The view reached its top while older turns of the thread are not shown yet."""
+
     class FollowChanged(Message):
         def __init__(self, following: bool, unseen: bool) -> None:
             super().__init__()
@@ -103,6 +106,7 @@ class ChatLog(VerticalScroll):
         self.following = True
         self.unseen = False
         self._released = False  # a scroll released Textual's anchor since the last `follow()`
+        self.has_older = False  # the thread has older turns than those shown (the screen pages them in)
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield FollowMarker(Text(""))
@@ -131,6 +135,8 @@ class ChatLog(VerticalScroll):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._settle()
+        if self.has_older and round(new_value) <= 0 and old_value > new_value:
+            self.post_message(self.NeedOlder())
 
     def watch_virtual_size(self, old_size: Size, new_size: Size) -> None:
         if new_size.height > old_size.height and not self.following:
@@ -138,6 +144,8 @@ class ChatLog(VerticalScroll):
 
     def at_bottom(self) -> bool:
         bottom = self.max_scroll_y
+        if bottom <= 0:  # nothing to scroll (a shrinking view can leave scroll_y below 0 for a while)
+            return True
         return round(self.scroll_y) >= bottom and round(self.scroll_target_y) >= bottom
 
     def _settle(self) -> None:
@@ -200,6 +208,27 @@ class ChatLog(VerticalScroll):
         widget = await self.add_assistant("")
         stream = Markdown.get_stream(widget)
         return widget, stream
+
+    def entries(self) -> list[Widget]:
+        return [c for c in self.children if not isinstance(c, FollowMarker)]
+
+    def first_entry(self) -> Widget | None:
+        """The topmost entry of the conversation (not the follow marker), if any."""
+        return next((c for c in self.children if not isinstance(c, FollowMarker)), None)
+
+    async def mount_history(self, widgets: list[Widget], *, before: Widget | None) -> None:
+        """Restored turns, in order, above `before` (what was sent or shown meanwhile stays below
+        them), or at the end. Scrolled away from the bottom, the entry that was at the top stays put."""
+        if not widgets:
+            return
+        top = self.first_entry() if not self.following else None
+        old_height = self.virtual_size.height
+        await self.mount_all(widgets, before=before) if before is not None else await self.mount_all(widgets)
+        if top is not None:
+            def keep_place() -> None:
+                self.scroll_to(y=self.scroll_y + self.virtual_size.height - old_height, animate=False,
+                               immediate=True)
+            self.call_after_refresh(keep_place)
 
     async def clear(self) -> None:
         await self.remove_children([c for c in self.children if not isinstance(c, FollowMarker)])
