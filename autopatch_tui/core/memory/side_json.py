@@ -3,8 +3,8 @@ as a regular file with one link, never through a link, without blocking; written
 under an exclusive `fcntl` lock on a `.lock` file beside them, so two processes changing one at once
 both land and a reader (who takes no lock) always sees a whole file.
 
-A minimal reader for the steering files (`refused_store`); the project-wide bounded reader of
-issue 28 (h28a, `core/`) replaces `read_document` once it is on main."""
+The steering files (`refused_store`) are read through the project's bounded reader
+(`core.bounded_json`, issue 28)."""
 
 from __future__ import annotations
 
@@ -35,54 +35,30 @@ class SideFileError(AutopatchError):
     It is left as it is; the message names it and says what to do."""
 
 
-def _depth(value: object, limit: int) -> bool:
-    """Whether `value` nests at most `limit` containers deep (iterative: no recursion on hostile input)."""
-    stack = [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, (dict, list)):
-            if d > limit:
-                return False
-            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
-    return True
-
-
 def read_document(paths: StorePaths, path: Path, *, max_bytes: int, fmt: str) -> dict | None:
-    """The parsed document at `path` (under `paths.state_dir`), or None when there is none.
-    Raises `SymlinkRefusedError` for a link, `SideFileError` for anything else that is not ours."""
+    """The parsed document at `path` (under `paths.state_dir`), or None when there is none: read by
+    the project's one bounded reader (`core.bounded_json`: no link, a regular file with one link, no
+    blocking, bounded size and nesting). Raises `SymlinkRefusedError` for a link, `SideFileError`
+    for anything else that is not ours."""
+    from autopatch_tui.core.bounded_json import LINK, JsonFileError, read_json
+
     try:
         dfd = open_dir(paths.repo, paths.state_dir, create=False)
     except FileNotFoundError:
         return None
     try:
-        try:
-            fd = os.open(path.name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.EMLINK):
-                raise SymlinkRefusedError(f"{path} is a symbolic link; Memory never opens or writes through a link",
-                                          path) from None
-            raise SideFileError(f"{path} cannot be read ({type(exc).__name__}); move it away") from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise SideFileError(f"{path} is not a regular file; move it away")
-            if st.st_nlink > 1:
-                raise SideFileError(f"{path} has more than one hard link; move it away")
-            if st.st_size > max_bytes:
-                raise SideFileError(f"{path} is larger than {max_bytes} bytes; move it away")
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                raw = fh.read(max_bytes + 1)
-        finally:
-            os.close(fd)
+        doc = read_json(path.name, max_bytes=max_bytes, max_depth=MAX_DEPTH, dir_fd=dfd, single_link=True,
+                        shown=path)
+    except JsonFileError as exc:
+        if exc.reason == LINK:
+            raise SymlinkRefusedError(f"{path} is a symbolic link; Memory never opens or writes through a link",
+                                      path) from None
+        raise SideFileError(f"{exc}; move it away") from None
     finally:
         os.close(dfd)
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise SideFileError(f"{path} is not a JSON document; move it away") from None
-    if not isinstance(doc, dict) or doc.get("format") != fmt or not _depth(doc, MAX_DEPTH):
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
         raise SideFileError(f"{path} is not a {fmt} document; move it away")
     return doc
 
