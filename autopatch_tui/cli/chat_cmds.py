@@ -78,7 +78,7 @@ def cmd_ask(mgr: MemoryManager, args: argparse.Namespace) -> int:
             _report_flush(exit_flush.run("ask"), log_path(mgr.settings.home))
     if args.json:
         emit_json({"turn_id": result.turn_id, "thread_id": result.thread_id, "answer": result.answer,
-                   "state": result.state})
+                   "state": result.state, "memory_used": [u.as_json() for u in result.memory_used]})
     else:
         say(result.answer)
     return 0

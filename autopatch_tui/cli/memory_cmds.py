@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import RUN, emit_json, emit_json_stream, fail, say, warn
 from autopatch_tui.cli.review_cmds import add_review_parsers
+from autopatch_tui.cli.steer_cmds import add_steer_parsers
 from autopatch_tui.cli.validate import add_paging, export_target, record_id, timeout_seconds
+from autopatch_tui.core.terminal_text import one_line
 
 if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
     import sqlite3
@@ -137,6 +139,10 @@ def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
         for line in render_item(item):
             say(line)
+        from autopatch_tui.core.memory.steering import kept_over
+
+        for k in kept_over(mgr, item.id):  # its history: kept over a refusal (issue 31.2)
+            say(f"kept over rule: {k.words} ({k.rule}), your decision on turn {one_line(k.turn_id)}")
     return 0
 
 
@@ -342,6 +348,7 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.set_defaults(handler=cmd_promote, precheck=check_promote)
 
     add_review_parsers(msub, common)
+    add_steer_parsers(msub, common)
 
     p = sub.add_parser("new", help="start a new thread (/new)", parents=[common])
     p.add_argument("--timeout", type=timeout_seconds, default=None,

@@ -533,11 +533,14 @@ class MemoryManager:
 
         try:
             moved = review_marks.reset(self.paths, self.clock.now())
+            from autopatch_tui.core.memory import memory_used, refused_store
+
+            moved_refused = refused_store.reset(self.paths, self.clock.now())
+            memory_used.reset(self.paths)
         except (OSError, AutopatchError) as exc:
             log.warning("review marks not reset: %s", type(exc).__name__)
             return
-        if moved is not None:
-            self.moved_aside.append(moved)
+        self.moved_aside += [m for m in [moved, *moved_refused] if m is not None]
 
     def export(self, to: Path | None = None, progress: Callable[[int, int], None] | None = None) -> Path:
         """A JSON snapshot in `.autopatch-j/memory-exports/`, or at `to` (a new file, or a new file

@@ -80,6 +80,8 @@ class Verdict:
     # (rule, turn ID of the candidate's first batch user source or None), one per refused candidate
     refusals: list[tuple[str, str | None]] = field(default_factory=list)
     adjusted: Counter[str] = field(default_factory=Counter)
+    # the refused candidates themselves, for rescue (`refused_store`): (rule, turn ID, candidate)
+    refused: list[tuple[str, str | None, CandidateOut]] = field(default_factory=list)
     # (rule, turn) where the gate and the model's own reading disagree (`model_reading.py`)
     disagreements: list[tuple[str, str | None]] = field(default_factory=list)
 
@@ -88,7 +90,9 @@ class Verdict:
         return Counter(rule for rule, _ in self.refusals)
 
     def refuse(self, rule: str, cand: CandidateOut, inp: ExtractionInput) -> None:
-        self.refusals.append((rule, _turn_of(cand, inp)))
+        turn = _turn_of(cand, inp)
+        self.refusals.append((rule, turn))
+        self.refused.append((rule, turn, cand))
 
     def disagree(self, rule: str, cand: CandidateOut, inp: ExtractionInput) -> None:
         self.disagreements.append((rule, _turn_of(cand, inp)))

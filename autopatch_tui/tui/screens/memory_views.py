@@ -15,12 +15,13 @@ from textual.widgets import ContentSwitcher, Input, Tab, Tabs
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.tui.screens.memory_audit import AuditView
 from autopatch_tui.tui.screens.memory_inbox import InboxView
+from autopatch_tui.tui.screens.memory_refused import RefusedView
 
 log = logging.getLogger(__name__)
 
 
 class BrowserViews:
-    VIEWS = ("inbox", "items", "audit")
+    VIEWS = ("inbox", "items", "audit", "refused")
     view = "items"
     review_count = 0
 
@@ -53,7 +54,7 @@ class BrowserViews:
             return
         self.view = view
         self.query_one("#mb-switch", ContentSwitcher).current = {"inbox": "mb-inbox", "items": "mb-browser",
-                                                                 "audit": "mb-audit"}[view]
+                                                                 "audit": "mb-audit", "refused": "mb-refused"}[view]
         tabs = self.query_one("#mb-views", Tabs)
         if tabs.active != f"view-{view}":
             tabs.active = f"view-{view}"
@@ -63,6 +64,9 @@ class BrowserViews:
         elif view == "audit":
             self.query_one(AuditView).reload()
             self.query_one(AuditView).focus_list()
+        elif view == "refused":
+            self.query_one(RefusedView).reload()
+            self.query_one(RefusedView).focus_list()
         else:
             self.focus_home()  # the Items view is ready for typing: its search field (issue 20)
         self.refresh_bindings()
