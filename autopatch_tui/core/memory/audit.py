@@ -16,7 +16,9 @@ over them plus indexed lookups, so it stays well under a second at 10k items (`b
   commands; outside git, or when git refuses or fails, every file but those under `.git/` and
   `.autopatch-j/`).
 - **stale claims**: a decision's or preference's claim the repository contradicts (a path it names,
-  a package manager by lock file, a tool by manifest, a runtime version): `core.claims`."""
+  a package manager by lock file, a tool by manifest, a runtime version): `core.claims`.
+- **reader disagreements**: items that came from a turn where the gate and the extraction model's
+  own reading disagreed (`reader_disagreements.py`), with the rule names recorded there."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.claims.check import StaleClaim
 from autopatch_tui.core.claims.store import stale_claims
 from autopatch_tui.core.memory.audit_text import Clause, clauses
+from autopatch_tui.core.memory.reader_disagreements import ReaderDisagreement, reader_disagreements
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.terms import normalize_phrase
 from autopatch_tui.core.safe_git import GitError, run_git
@@ -77,12 +80,15 @@ class AuditReport:
     stale_claims: list[StaleClaim] = field(default_factory=list)
     # the conflict check stopped at MAX_PAIR_CHECKS comparisons: the conflicts listed are some of them
     truncated: bool = False
+    # items from a turn where the gate and the model's own reading disagreed (`reader_disagreements.py`)
+    disagreements: list[ReaderDisagreement] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {"checked": self.checked, "duplicates": [f.as_json() for f in self.duplicates],
                                   "conflicts": [f.as_json() for f in self.conflicts],
                                   "stale_paths": [s.as_json() for s in self.stale_paths],
-                                  "stale_claims": [s.as_json() for s in self.stale_claims]}
+                                  "stale_claims": [s.as_json() for s in self.stale_claims],
+                                  "reader_disagreements": [d.as_json() for d in self.disagreements]}
         if self.truncated:  # only then: the contract's document is unchanged otherwise
             out["truncated"] = True
         return out
@@ -119,7 +125,7 @@ def run_audit(conn: sqlite3.Connection, repo: Path) -> AuditReport:
     budget = PairBudget()
     found = conflicts(items, budget)
     return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), stale_claims(conn, repo),
-                       truncated=budget.spent_out)
+                       truncated=budget.spent_out, disagreements=reader_disagreements(conn))
 
 
 # --------------------------------------------------------------------------- duplicates

@@ -35,6 +35,7 @@ class TurnInfo:
     assistant_text: str
     scope_paths: tuple[str, ...]
     created_at: str
+    memory_used: tuple = ()  # the Memory items that reached its answer (`memory_used.UsedItem`), when read
 
 
 def _turn(row: sqlite3.Row) -> TurnInfo:

@@ -36,6 +36,7 @@ RULE_WORDS: dict[str, str] = {
     "inferred_counter_example": "a repeated correction you contradicted later",
     "empty_identity": "no subject, statement or quoted words",
     "quote_without_word": "no subject, statement or quoted words",
+    "model_reading": "read as someone else's words, a question, a maybe, taken back, irony or for this task only",
 }
 
 

@@ -12,9 +12,12 @@ beside the store — never inside `memory.db`, whose schema v4 is fixed.
   revision that replaces a kept one has a new ID, so it is `new` again; the kept one stays marked
   while it is the latest kept revision of a live chain (the inbox diffs against it), and a mark whose
   revision was forgotten or is no longer anybody's base is dropped at the next write (`review.prune`).
-- **Store.** The marks name the store and its clear generation (`memory_meta`): marks written for
-  another store, or before a `memory clear` (which bumps the generation; a clean store after a
-  degraded clear has a new creation time), are not this store's and count as none.
+- **Store.** The marks record the store they were written for (`memory_meta`: name, creation time,
+  clear generation). They count for the store with the same creation time and generation, whatever
+  its name: a copied or cloned checkout (`cp -a`) whose store was given a name of its own keeps its
+  marks, since they follow the revisions, not the name. Marks written before a `memory clear` (which
+  bumps the generation; a clean store after a degraded clear has a new creation time), or for
+  another store, are not this store's and count as none.
 - **Writers.** Every change is a read-modify-write under an exclusive `fcntl` lock on
   `.autopatch-j/review_marks.lock`, and the file is replaced atomically (a 0600 temp file, fsynced,
   renamed in the folder: `paths.write_private_text`), so two processes keeping items at once both
@@ -67,6 +70,11 @@ class StoreStamp:
     created_at: float
     generation: int
 
+    def holds_marks_of(self, other: StoreStamp) -> bool:
+        """Whether marks written for `other` are this store's: the same store file lineage (creation
+        time) and clear generation. The name is not compared: a copy renamed keeps its marks."""
+        return self.created_at == other.created_at and self.generation == other.generation
+
     def as_json(self) -> dict[str, object]:
         return {"name": self.name, "created_at": self.created_at, "generation": self.generation}
 
@@ -109,7 +117,7 @@ def kept_with_token(paths: StorePaths, stamp: StoreStamp) -> tuple[Token | None,
     key = str(paths.review_marks)
     with _cache_lock:
         hit = _cache.get(key)
-    if hit is not None and hit[0] == token and hit[1] == stamp:
+    if hit is not None and hit[0] == token and hit[1].holds_marks_of(stamp):
         return token, hit[2]
     doc = _read(paths)
     kept = _kept_of(doc, stamp, paths)
@@ -163,7 +171,7 @@ def _kept_of(doc: dict | None, stamp: StoreStamp, paths: StorePaths) -> frozense
         theirs = StoreStamp(str(store["name"]), float(store["created_at"]), int(store["generation"]))
     except (KeyError, TypeError, ValueError):
         raise _refused(paths, "has an invalid \"store\" field") from None
-    return frozenset(doc["kept"]) if theirs == stamp else frozenset()
+    return frozenset(doc["kept"]) if stamp.holds_marks_of(theirs) else frozenset()
 
 
 @contextmanager

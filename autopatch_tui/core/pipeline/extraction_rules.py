@@ -32,6 +32,8 @@ from autopatch_tui.core.pipeline.alias_facts import RULE as ALIAS_ADDS_RULE
 from autopatch_tui.core.pipeline.alias_facts import alias_adds
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
+from autopatch_tui.core.pipeline.model_reading import DISAGREEMENT_PREFIX, second_reading
+from autopatch_tui.core.pipeline.model_reading import RULE as MODEL_READING_RULE
 from autopatch_tui.core.pipeline.secret_gate import SECRET_RULE, candidate_has_secret
 from autopatch_tui.core.pipeline.semantic_gate import (
     aliases_cover_decision,
@@ -70,6 +72,21 @@ def safe_summary(counts: Counter[str], limit: int = 64) -> str | None:
     return out or None
 
 
+def job_verdict(refusals: Counter[str], disagreements: Counter[str], limit: int = 64) -> str | None:
+    """A job's safe verdict: its refusal pairs (`safe_summary`), then the readers' disagreements as
+    `d-RULE:count` pairs (`model_reading.py`), within `limit` characters. When the readers disagreed,
+    room is kept for the first disagreement pair, so `memory audit` can always see it."""
+    ordered = sorted(disagreements.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [f"{DISAGREEMENT_PREFIX}{rule}:{n}" for rule, n in ordered]
+    reserve = len(parts[0]) + 1 if parts else 0
+    out = safe_summary(refusals, limit - reserve) or ""
+    for part in parts:
+        if len(out) + len(part) + (1 if out else 0) > limit:
+            break
+        out = f"{out}.{part}" if out else part
+    return out or None
+
+
 @dataclass
 class Verdict:
     violations: list[Violation] = field(default_factory=list)
@@ -77,27 +94,48 @@ class Verdict:
     # (rule, turn ID of the candidate's first batch user source or None), one per refused candidate
     refusals: list[tuple[str, str | None]] = field(default_factory=list)
     adjusted: Counter[str] = field(default_factory=Counter)
+    # the refused candidates themselves, for rescue (`refused_store`): (rule, turn ID, candidate)
+    refused: list[tuple[str, str | None, CandidateOut]] = field(default_factory=list)
+    # (rule, turn) where the gate and the model's own reading disagree (`model_reading.py`)
+    disagreements: list[tuple[str, str | None]] = field(default_factory=list)
 
     @property
     def rejected(self) -> Counter[str]:
         return Counter(rule for rule, _ in self.refusals)
 
     def refuse(self, rule: str, cand: CandidateOut, inp: ExtractionInput) -> None:
-        turn = next((s.turn_id for s in cand.sources if s.role == "user" and s.turn_id in inp.batch_ids), None)
+        turn = _turn_of(cand, inp)
         self.refusals.append((rule, turn))
+        self.refused.append((rule, turn, cand))
+
+    def disagree(self, rule: str, cand: CandidateOut, inp: ExtractionInput) -> None:
+        self.disagreements.append((rule, _turn_of(cand, inp)))
 
     def safe_summary(self, limit: int = 64) -> str | None:
         return safe_summary(self.rejected, limit)
 
     def by_turn(self) -> dict[str | None, Counter[str]]:
         """Refusal counts per turn ID (None: a candidate without a batch user source)."""
-        out: dict[str | None, Counter[str]] = {}
-        for rule, turn in self.refusals:
-            out.setdefault(turn, Counter())[rule] += 1
-        return out
+        return _per_turn(self.refusals)
+
+    def disagreements_by_turn(self) -> dict[str | None, Counter[str]]:
+        """The readers' disagreements per turn ID, as `by_turn`."""
+        return _per_turn(self.disagreements)
 
     def blocking(self) -> list[Violation]:
         return self.violations
+
+
+def _turn_of(cand: CandidateOut, inp: ExtractionInput) -> str | None:
+    """The turn of the candidate's first batch user source (None when it has none)."""
+    return next((s.turn_id for s in cand.sources if s.role == "user" and s.turn_id in inp.batch_ids), None)
+
+
+def _per_turn(pairs: list[tuple[str, str | None]]) -> dict[str | None, Counter[str]]:
+    out: dict[str | None, Counter[str]] = {}
+    for rule, turn in pairs:
+        out.setdefault(turn, Counter())[rule] += 1
+    return out
 
 
 def _in_sent(inp: ExtractionInput, turn_id: str, role: str, quote: str) -> bool:
@@ -225,6 +263,11 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repai
         rule = SECRET_RULE if candidate_has_secret(cand) else _policy(cand, inp, turns)
         judgement = None if rule else refuse_candidate(cand, inp, turns)
         rule = rule or (judgement.rule if judgement else None)
+        # the model's own reading (`evidence`), beside the gate's: kept only when neither refuses
+        second = second_reading(cand, rule, bool(judgement and judgement.lasting))
+        if second.disagreement and rule != SECRET_RULE:  # a secret is no reading to disagree on
+            verdict.disagree(second.disagreement, cand, inp)
+        rule = rule or (MODEL_READING_RULE if second.refuses else None)
         if rule:
             verdict.refuse(rule, cand, inp)
             continue
@@ -250,4 +293,4 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repai
     return verdict
 
 
-__all__ = ["ALIAS_MISSING_NOTE", "ALIAS_RULE", "Verdict", "Violation", "safe_summary", "validate_extraction"]
+__all__ = ["ALIAS_MISSING_NOTE", "ALIAS_RULE", "Verdict", "Violation", "job_verdict", "safe_summary", "validate_extraction"]

@@ -23,6 +23,30 @@ PROMPT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
     ("The backup job always runs at 2am.", None, "refuse: code fact"),
 )
 
+# Examples of the `evidence` reading (contracts §3.1; `model_reading.py`): (user words, quoted clause or
+# None = all of it, evidence, outcome). tests/pipeline/test_prompts.py runs each one through the
+# extraction validation with its evidence: both readers together give the outcome.
+EVIDENCE_EXAMPLES: tuple[tuple[str, str | None, dict[str, str], str], ...] = (
+    ("Always pin exact versions in requirements.txt.", None,
+     {"speaker": "user", "stance": "asserted", "scope": "lasting"}, "keep, hard/always"),
+    ("Whenever you add an endpoint, add its OpenAPI entry too.", None,
+     {"speaker": "user", "stance": "asserted", "scope": "conditional"}, "keep, hard/always"),
+    ("Bob wants every PR squashed before merge.", None,
+     {"speaker": "relayed", "stance": "asserted", "scope": "lasting"}, "refuse: someone else's words"),
+    ("use pnpm for everything. actually no, scratch that, npm stays", "use pnpm for everything.",
+     {"speaker": "user", "stance": "withdrawn", "scope": "lasting"}, "refuse: taken back"),
+    ("sure, let's hand-roll our own crypto, what could possibly go wrong 🙃", "let's hand-roll our own crypto",
+     {"speaker": "user", "stance": "ironic", "scope": "lasting"}, "refuse: irony"),
+    ("Fix the flaky test in test_api.py first.", None,
+     {"speaker": "user", "stance": "asserted", "scope": "this_task"}, "refuse: this task only"),
+)
+
+
+def _evidence_line(text: str, quote: str | None, ev: dict[str, str], outcome: str) -> str:
+    quoted = f' (quote "{quote}")' if quote else ""
+    return f'"{text}"{quoted} -> {ev["speaker"]}/{ev["stance"]}/{ev["scope"]} -> {outcome}'
+
+
 EXTRACTION_TEMPLATE = """You maintain the long-term project Memory of a code assistant.
 You receive one JSON object: a conversation thread's previous checkpoint, the adjacent previous turn,
 a batch of new turns, and (for repair work) recent repair evidence. Reply with exactly one JSON object:
@@ -35,7 +59,11 @@ candidates (0..32): only durable knowledge worth remembering across threads. Eac
 kind ("user_preference" | "project_decision" | "discussion_context"), subject, statement, content,
 strength ("hard" | "soft"), origin ("explicit" | "adopted_proposal" | "inferred_repetition"),
 recall_mode ("always" | "on_match"), applies_to_paths [str], aliases [str], keywords [str],
-sources [{"turn_id", "role": "user" | "assistant", "quote"}] (1..8).
+sources [{"turn_id", "role": "user" | "assistant", "quote"}] (1..8), and evidence: your own reading of
+the user's quoted words {"speaker": "user" | "relayed" (someone else's words passed on: a colleague, a doc,
+a pasted message or log), "stance": "asserted" | "asked" | "hedged" | "withdrawn" (taken back, then or
+later) | "ironic", "scope": "lasting" | "this_task" (this time, this file, until an event) | "conditional"
+(a lasting rule that applies when its condition holds)}. Only user + asserted + lasting/conditional is kept.
 
 Evidence rules (a program checks every candidate the same way and drops the ones that break them):
 - Every quote is copied verbatim (exact substring) from the text of that turn and role in the input.
@@ -74,9 +102,12 @@ Evidence rules (a program checks every candidate the same way and drops the ones
 Examples (user words -> outcome):
 {examples}
 "hmm, let me check with the team" after a proposal -> no adoption
+Evidence examples (user words -> speaker/stance/scope -> outcome):
+{evidence_examples}
 If nothing durable was said, return "candidates": []."""
 EXTRACTION_SYSTEM = EXTRACTION_TEMPLATE.replace(
-    "{examples}", "\n".join(f'"{text}" -> {outcome}' for text, _, outcome in PROMPT_EXAMPLES))
+    "{examples}", "\n".join(f'"{text}" -> {outcome}' for text, _, outcome in PROMPT_EXAMPLES)).replace(
+    "{evidence_examples}", "\n".join(_evidence_line(*example) for example in EVIDENCE_EXAMPLES))
 
 REPAIR_SUFFIX = """
 

@@ -61,6 +61,9 @@ class RecallSession:
     searches: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     reads: dict[str, dict[str, object]] = field(default_factory=dict)
     closed: bool = False
+    # what reached the request (issue 31.3): (logical ID, revision row ID `memory_items.id`, how, via),
+    # IDs only, never text; the revision numbers are looked up once when the request ends
+    used: list[tuple[str, str, str, str | None]] = field(default_factory=list)
 
     def _conn(self) -> sqlite3.Connection:
         if self.closed:
@@ -76,6 +79,8 @@ class RecallSession:
     def memory_map(self) -> MemoryMap:
         mm = build_map(self._conn(), self.query, self.policy, budget_tokens=self.map_tokens, leave=self.map_leaves)
         self.readable.update(mm.ids)
+        self.used += [(m.row["logical_id"], m.row["id"], "standing", None) for m in mm.standing]
+        self.used += [(m.row["logical_id"], m.row["id"], "matched", None) for m in mm.relevant]
         return mm
 
     def expose(self, ids: Iterable[str]) -> None:
@@ -97,6 +102,7 @@ class RecallSession:
                     "statement": mask(m.row["statement"]), "match_type": m.match_type} for m in matches[:MAX_RESULTS]]
         self._spend(results)
         self.searches[key] = results
+        self.used += [(m.row["logical_id"], m.row["id"], "matched", None) for m in matches[:MAX_RESULTS]]
         self.readable.update(r["id"] for r in results)
         return results
 
@@ -133,6 +139,7 @@ class RecallSession:
         }
         self._spend(detail)
         self.reads[item_id] = detail
+        self.used.append((row["logical_id"], row["id"], "read", None))
         return detail
 
     def close(self) -> None:
