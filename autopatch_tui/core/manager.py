@@ -102,6 +102,7 @@ class MemoryManager:
         self.store = self._open_store(identity, register)
         self._review: ReviewService | None = None  # review marks, the inbox, approval mode: `review`
         self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
+        self._runner_lock = threading.RLock()
         self._worker: BackgroundWorker | None = None
         self._turn_keepers: TurnKeepers | None = None  # built on the first request (`turn_keepers`)
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
@@ -552,6 +553,12 @@ class MemoryManager:
     @property
     def runner(self) -> PipelineRunner:
         """The pipeline runner, built (and its modules imported) on first use."""
+        if self._runner is not None:
+            return self._runner
+        with self._runner_lock:  # the worker's thread builds it too (once a job is open)
+            return self._build_runner()
+
+    def _build_runner(self) -> PipelineRunner:
         if self._runner is None:
             from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
 
@@ -571,9 +578,17 @@ class MemoryManager:
             from autopatch_tui.core.pipeline.worker import BackgroundWorker
 
             # its first work is the deep check: no automatic write before the store's verdict
-            self._worker = BackgroundWorker(self.runner, before_work=self._verified_for_work,
-                                            cancel_before_work=self.store.cancel_verify)
+            # nor does it build the pipeline (imports ~0.5 s of CPU) before a job is open, and then in its
+            # own thread: starting it imports nothing (the app starts it right after its first frame)
+            self._worker = BackgroundWorker(lambda: self.runner, self.store, before_work=self._verified_for_work,
+                                            cancel_before_work=self.store.cancel_verify, has_work=self._any_open_job,
+                                            built=lambda: self._runner)
         return self._worker
+
+    def _any_open_job(self) -> bool:
+        from autopatch_tui.core.memory.jobs import any_open_job
+
+        return any_open_job(self.store.conn())
 
     def _verified_for_work(self) -> bool:
         self.verify_store()
