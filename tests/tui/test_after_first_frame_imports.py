@@ -65,3 +65,44 @@ def test_an_open_job_builds_the_pipeline_in_the_worker_thread_not_the_callers(re
     assert out["after_start"] == []
     assert out["runner_built"] is True  # the open job is worked on
     assert out["threads"]["autopatch_tui.core.pipeline.runner"] == "memory-worker"
+
+
+SESSION_PROBE = """
+import json, sys
+from pathlib import Path
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.settings import load_settings
+from autopatch_tui.tui.services import Services
+settings = load_settings()
+services = Services(MemoryManager.open(Path.cwd(), settings), settings)
+note = services.start_session()  # the chat screen's worker, right after the first frame
+print(json.dumps({"note": note, "loaded": sorted(m for m in WATCH if m in sys.modules)}))
+services.manager.close()
+"""
+
+
+def test_a_session_start_without_a_saved_audit_imports_no_pydantic(repo, isolated_env) -> None:
+    """pydantic (~0.3 s of CPU with its plugin scan) was imported to learn that there is no
+    audit.json; a thread importing it competes with the first keys for the GIL."""
+    watch = ("pydantic", "autopatch_tui.core.repair.drafts_file")
+    out = subprocess.run([sys.executable, "-c", f"WATCH = {watch!r}\n" + SESSION_PROBE], cwd=repo,
+                         capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"note": "", "loaded": []}
+
+
+def test_a_saved_audit_of_an_ended_thread_is_still_read_and_closed(repo, isolated_env) -> None:
+    """The shortcut is only for a missing file: a saved audit (here one of another thread) is
+    still loaded, validated and ended, with its note."""
+    from autopatch_tui.core.paths import StorePaths
+
+    state = StorePaths(repo).state_dir
+    state.mkdir(mode=0o700, exist_ok=True)
+    saved = state / "audit.json"
+    saved.write_text("{not json")
+    saved.chmod(0o600)
+    watch = ("pydantic",)
+    out = subprocess.run([sys.executable, "-c", f"WATCH = {watch!r}\n" + SESSION_PROBE], cwd=repo,
+                         capture_output=True, text=True, timeout=120, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["loaded"] == ["pydantic"]
+    assert got["note"]  # the unreadable file is reported, not skipped

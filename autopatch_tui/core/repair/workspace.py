@@ -17,6 +17,7 @@ checks once more."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.paths import StorePaths
 from autopatch_tui.core.repair.findings import Finding, PatchDraft, bounded
 from autopatch_tui.core.repair.patching import DraftError, Edit, digest, holds_result, read_text, rebase_draft
 from autopatch_tui.core.repair.scanner import ScanReport
@@ -282,6 +284,12 @@ class ReviewState:
         there was nothing to say)."""
         if self._repo is None:
             return ""
+        try:  # the usual start: no saved audit, nothing to validate (no pydantic import; issue 33)
+            os.lstat(StorePaths(self._repo).saved_audit)
+        except FileNotFoundError:
+            return ""
+        except OSError:
+            pass  # unreadable: `load` says why
         try:
             saved = _drafts().load(self._repo)
         except _drafts().DraftsFileError as exc:
