@@ -8,7 +8,10 @@ empty store and on a 10k-turn store, interleaved round by round, after one warm-
 - process CPU to exit and its peak RSS (os.wait4's ru_maxrss), after ctrl+q.
 Prints medians, the app's ratios to the minimal app of the same run, and per delay the median and
 worst echo (target: <= 50 ms at any delay). Times on a shared machine are noisy: compare ratios.
-Run: .venv/bin/python bench/pty_first_key.py [--runs 3] [--delays 0,50,150,300,600] [--tree PATH]"""
+`--before PATH` adds the app from another source tree (an older commit's files) to the same rounds:
+before/after figures from one run.
+Run: .venv/bin/python bench/pty_first_key.py [--runs 3] [--delays 0,50,150,300,600] [--tree PATH]
+     [--before PATH]"""
 
 from __future__ import annotations
 
@@ -70,7 +73,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--delays", default="0,50,150,300,600", help="ms after the first frame, comma-separated")
-    ap.add_argument("--tree", type=Path, default=None, help="run the app from this source tree ('before' figures)")
+    ap.add_argument("--tree", type=Path, default=None, help="run the app from this source tree")
+    ap.add_argument("--before", type=Path, default=None, help="also run the app from this tree, interleaved")
     args = ap.parse_args()
     if args.tree is not None:
         P.TREE = args.tree.resolve()
@@ -78,18 +82,22 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="autopatch-firstkey-"))
     try:
         home = base / "home"
-        cases = [("minimal Textual app", base, P.MINIMAL_ARGV),
-                 ("app, empty store", seeded_repo(base / "empty", home, 0), P.APP_ARGV),
-                 ("app, 10k turns", seeded_repo(base / "big", home, 10_000), P.APP_ARGV)]
         env = P.app_env(home)
-        print(f"code under test: {P.TREE}; load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-        for _label, repo, argv in cases:
-            one_run(repo, env, argv, 0)  # warm-up: bytecode caches, the store's first open
+        stores = {"empty store": seeded_repo(base / "empty", home, 0), "10k turns": seeded_repo(base / "big", home, 10_000)}
+        cases = [("minimal Textual app", base, P.MINIMAL_ARGV, env)]
+        cases += [(f"app, {name}", repo, P.APP_ARGV, env) for name, repo in stores.items()]
+        if args.before is not None:
+            old = P.app_env(home, {"PYTHONPATH": str(args.before.resolve())})
+            cases += [(f"before, {name}", repo, P.APP_ARGV, old) for name, repo in stores.items()]
+        print(f"code under test: {P.TREE}; before: {args.before}; load average"
+              f" {'/'.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+        for _label, repo, argv, case_env in cases:
+            one_run(repo, case_env, argv, 0)  # warm-up: bytecode caches, the store's first open
         res: dict[str, list[dict[str, float]]] = {label: [] for label, *_ in cases}
         for _ in range(args.runs):
             for delay in delays:
-                for label, repo, argv in cases:
-                    r = one_run(repo, env, argv, delay)
+                for label, repo, argv, case_env in cases:
+                    r = one_run(repo, case_env, argv, delay)
                     r["delay"] = delay
                     res[label].append(r)
         n = args.runs * len(delays)
