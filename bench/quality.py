@@ -1,8 +1,9 @@
 """Memory quality benchmark: our corpus (tests/quality/cases.py) and the independent corpus
-(tests/quality_independent/cases.json), both through the CLI and the stub.
+(tests/quality_independent/cases.json), both through the CLI and the stub; `--only apj` scores
+AutoPatch-J's own Memory cases (tests/quality_apj/cases.json) in the independent format.
 
-    .venv/bin/python bench/quality.py [--baseline] [--case ID]... [--corpus PATH]... [--only ours|independent]
-        [--show N]
+    .venv/bin/python bench/quality.py [--baseline] [--case ID]... [--corpus PATH]...
+        [--only ours|independent|apj|corpus] [--show N]
 
 Runs every case black-box exactly as the tests do (`autopatch-tui ask` / `memory process` in-process
 against the scripted OpenAI-compatible stub on 127.0.0.1, then `memory list/show/search --json`) and
@@ -254,7 +255,8 @@ def main() -> int:
     ap.add_argument("--case", action="append", default=[], help="run only these case IDs")
     ap.add_argument("--corpus", action="append", default=[], type=Path,
                     help="also score this corpus file (independent format)")
-    ap.add_argument("--only", choices=("ours", "independent", "corpus"), help="run only this corpus")
+    ap.add_argument("--only", choices=("ours", "independent", "apj", "corpus"),
+                    help="run only this corpus (apj: AutoPatch-J's own cases, tests/quality_apj/cases.json)")
     ap.add_argument("--show", type=int, default=20, help="failed independent cases listed (default 20)")
     args = ap.parse_args()
 
@@ -262,12 +264,14 @@ def main() -> int:
 
     import autopatch_tui.cli.main as cli_main
     from tests.quality.cases import CASES
+    from tests.quality_apj.loader import CASES_JSON as APJ_JSON
     from tests.quality_independent.loader import CASES_JSON, load
     from tests.support.llm_stub import StubLLMServer
 
     ours = [c for c in CASES if (not args.case or c.id in args.case)] if args.only in (None, "ours") else []
     corpora = []
     for path in ([CASES_JSON] if args.only in (None, "independent") else []) + (
+            [APJ_JSON] if args.only == "apj" else []) + (
             args.corpus if args.only in (None, "corpus") else []):
         cases, bad = load(path)
         corpora.append((path, [c for c in cases if not args.case or c.id in args.case], bad))

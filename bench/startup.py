@@ -2,6 +2,11 @@
 processes jobs.
 
 Prints (issue 23: every figure beside its floor, measured in the same run, interleaved):
+- (issue 33) the CLI against the standard library it cannot avoid, `python -c "import argparse,
+  json, sqlite3, pathlib"`: `memory status --json` and `memory list --json` on an empty store
+  (target <= 2x) and `--help`, `--version` (target <= 1.5x), wall and CPU ratios, then the top 10
+  cumulative import costs (`-X importtime`, least of 3 runs) of the floor and of each command
+  (`--only-cli-floor`: only this);
 - the floors: `python -c pass`, `python -c "import sqlite3"` (whole process, wall and CPU);
 - `memory status --json` and `memory list --json`, whole process, on an empty store, 10k turns /
   1k items, and 100k items (the recall benchmark's store, built through the Store's writer and
@@ -24,7 +29,7 @@ Prints (issue 23: every figure beside its floor, measured in the same run, inter
 `--tree PATH` runs the CLI and the app from another source tree (an older commit: "before" figures
 in the same method). Times on a shared machine are noisy: compare ratios measured in one run.
 Run: .venv/bin/python bench/startup.py [--runs 10] [--frame-runs 5] [--typing-runs 3] [--tree PATH]
-     [--only-startup]"""
+     [--only-startup] [--only-cli-floor]"""
 
 from __future__ import annotations
 
@@ -38,6 +43,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pty_start  # noqa: E402
 
 from autopatch_tui.core.manager import MemoryManager  # noqa: E402
 from autopatch_tui.core.memory.item_writes import insert_revision  # noqa: E402
@@ -277,10 +285,65 @@ def print_frames(frames: dict[str, dict], runs: int) -> None:
         print(f"  {label:<24} {r['first_frame_ms']:6.0f} ms  (process CPU to exit {r['cpu_ms']:5.0f} ms){ratio}")
 
 
+# issue 33: the floor is the standard library a CLI cannot avoid
+CLI_FLOOR = 'python -c "import argparse, json, sqlite3, pathlib"'
+CLI_FLOOR_ARGV = ["-c", "import argparse, json, sqlite3, pathlib"]
+FLOOR_COMMANDS = (  # (label, argv after `python -m autopatch_tui`, target ratio to CLI_FLOOR)
+    ("memory status --json, empty store", ["memory", "status", "--json"], 2.0),
+    ("memory list --json, empty store", ["memory", "list", "--json"], 2.0),
+    ("--help", ["--help"], 1.5),
+    ("--version", ["--version"], 1.5),
+)
+TOP_IMPORTS = 10
+
+
+def top_imports(argv: list[str], cwd: Path, env: dict[str, str], n: int = TOP_IMPORTS,
+                runs: int = 3) -> list[tuple[int, str]]:
+    """The `n` largest cumulative import times (`-X importtime`, microseconds) of `argv` (a Python
+    command line without the interpreter), top-level and nested alike: each module's least of `runs`
+    runs (a loaded machine inflates single readings)."""
+    least: dict[str, int] = {}
+    for _ in range(runs):
+        proc = subprocess.run([sys.executable, "-X", "importtime", *argv], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=120)
+        for line in proc.stderr.splitlines():
+            if not line.startswith("import time:") or "|" not in line:
+                continue
+            _self, cumulative, name = (part.strip() for part in line.removeprefix("import time:").split("|", 2))
+            if cumulative.isdigit():
+                least[name] = min(int(cumulative), least.get(name, int(cumulative)))
+    return sorted(((us, name) for name, us in least.items()), reverse=True)[:n]
+
+
+def cli_floor(base: Path, empty: Path, runs: int) -> None:
+    """Issue 33: `memory status`/`memory list --json` on an empty store (target <= 2x) and
+    `--help`/`--version` (target <= 1.5x) against the standard library a CLI cannot avoid, wall and
+    CPU, interleaved in one run; then the top import costs of each."""
+    env = pty_start.cli_env(base / "home")
+    py = sys.executable
+    cases = [(CLI_FLOOR, [py, *CLI_FLOOR_ARGV], base, env)]
+    cases += [(label, [py, "-m", "autopatch_tui", *argv], empty, env) for label, argv, _ in FLOOR_COMMANDS]
+    times = pty_start.process_times(cases, runs)
+    floor = times[CLI_FLOOR]
+    print(f"CLI against its floor {CLI_FLOOR} (whole process, median of {runs}, interleaved round by round,"
+          " after one warm-up round; CPU = the child's user + system time):")
+    print(f"  {CLI_FLOOR:<48} wall {floor['wall_median']:6.0f} ms  CPU {floor['cpu_median']:6.0f} ms")
+    for label, _argv, target in FLOOR_COMMANDS:
+        r = times[label]
+        wall_x, cpu_x = r["wall_median"] / floor["wall_median"], r["cpu_median"] / floor["cpu_median"]
+        ok = "met" if max(wall_x, cpu_x) <= target else "MISSED"
+        print(f"  {label:<48} wall {r['wall_median']:6.0f} ms  CPU {r['cpu_median']:6.0f} ms   {wall_x:4.2f}x wall,"
+              f" {cpu_x:4.2f}x CPU [target <= {target}x: {ok}]")
+    print(f"top {TOP_IMPORTS} import costs (-X importtime, cumulative, least of 3 runs; nested modules included):")
+    for label, argv in (("floor", CLI_FLOOR_ARGV), *((label, ["-m", "autopatch_tui", *argv])
+                                                      for label, argv, _ in FLOOR_COMMANDS)):
+        top = top_imports(argv, base if label == "floor" else empty, env)
+        print(f"  {label}: " + ", ".join(f"{name} {us / 1000:.1f}" for us, name in top) + " (ms)")
+
+
 def main() -> None:
     import argparse
 
-    import pty_start
     import pty_typing
 
     ap = argparse.ArgumentParser(description="app start-up, screen opens, typing latency")
@@ -291,6 +354,8 @@ def main() -> None:
                     help="run the CLI and the app from this source tree (e.g. an older commit, for 'before'"
                          " figures); the stores are built with this one")
     ap.add_argument("--only-startup", action="store_true", help="CLI and first frames only (no screens, no typing)")
+    ap.add_argument("--only-cli-floor", action="store_true",
+                    help="only the CLI against its standard-library floor, with the top import costs (issue 33)")
     args = ap.parse_args()
     if args.tree is not None:
         pty_start.TREE = args.tree.resolve()
@@ -300,6 +365,10 @@ def main() -> None:
     env = {"AUTOPATCH_HOME": str(base / "home")}
     settings = load_settings(env)
     empty = make_repo(base / "empty")
+    MemoryManager.open(empty, settings).close()  # the store exists: `status`/`list` read it, never create it
+    cli_floor(base, empty, args.runs)
+    if args.only_cli_floor:
+        return
     big = make_repo(base / "big")
     mgr = MemoryManager.open(big, settings)
     seed(mgr, 10_000, 1_000)

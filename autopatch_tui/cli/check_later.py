@@ -5,7 +5,12 @@ terminal, output to /dev/null), one at a time per store (`check_lock`), bounded 
 creates a side file beside a degraded store), runs the deep check, remembers the verdict in
 `$AUTOPATCH_HOME/store-checks.json`, and exits. The next command or app start finds the verdict.
 
-Run as `python -m autopatch_tui.cli.check_later DB HOME` (by `continue_later`)."""
+Started by `continue_later` isolated from the repository it was asked in (contracts §1): `python -I`
+(no working folder, script folder, `PYTHON*` variables or user site on `sys.path`) with `/` as its
+working folder, so a repository's `autopatch_tui/`, `json.py` or `sqlite3/` never shadows ours; the
+folder our own package was imported from is appended to `sys.path` (after the standard library and
+site-packages), so an install the parent found only through `PYTHONPATH` still works. By hand:
+`python -I -m autopatch_tui.cli.check_later DB HOME` (absolute paths)."""
 
 from __future__ import annotations
 
@@ -44,9 +49,27 @@ def check_lock(home: Path, db: Path, *, wait: bool = False) -> int | None:
     return fd
 
 
+# The child's first code: leave the caller's working folder, find our package where the parent
+# found it (last on the path, so it shadows nothing), run the check.
+_BOOT = ("import os, sys\n"
+         "os.chdir('/')\n"
+         "sys.path.append(sys.argv[1])\n"
+         "from autopatch_tui.cli.check_later import main\n"
+         "raise SystemExit(main(sys.argv[2:]))\n")
+
+
+def isolated_argv(db: Path, home: Path) -> list[str]:
+    """The detached check's command line (see the module doc); paths made absolute, since the child
+    runs in `/`."""
+    import autopatch_tui
+
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(autopatch_tui.__file__)))
+    return [sys.executable, "-I", "-c", _BOOT, package_root, os.path.abspath(db), os.path.abspath(home)]
+
+
 def continue_later(db: Path, home: Path) -> int | None:
     """Start the detached check of `db`; its process ID, or None when it could not be started."""
-    argv = [sys.executable, "-m", "autopatch_tui.cli.check_later", str(db), str(home)]
+    argv = isolated_argv(db, home)
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
     except OSError:

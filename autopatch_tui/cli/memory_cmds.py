@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 
 from autopatch_tui.cli.output import RUN, emit_json, emit_json_stream, fail, say, warn
 from autopatch_tui.cli.review_cmds import add_review_parsers
+from autopatch_tui.cli.steer_cmds import add_steer_parsers
 from autopatch_tui.cli.validate import add_paging, export_target, record_id, timeout_seconds
+from autopatch_tui.core.terminal_text import one_line
 
 if TYPE_CHECKING:  # the parser is built without them (`--help` imports no Memory code)
     import sqlite3
@@ -47,6 +49,37 @@ def cmd_status(mgr: MemoryManager, args: argparse.Namespace) -> int:
     if degraded:
         RUN.json_written = True  # the report is this run's one document
         return fail(EXIT_DEGRADED, message)
+    return 0
+
+
+def no_memory_line(repo: Path) -> str:
+    from autopatch_tui.core.paths import StorePaths
+    from autopatch_tui.core.stores.presence import NO_MEMORY_YET
+
+    return (f"{NO_MEMORY_YET}: {StorePaths(repo).db} does not exist; the first chat turn creates it.")
+
+
+def status_without_store(repo: Path, args: argparse.Namespace) -> int:
+    """`memory status` where no store exists: nothing is created; the §5 document of an empty,
+    healthy Memory (schema_version 0: no file; active_thread_id null, every count 0)."""
+    if args.json:
+        from autopatch_tui.core.memory.status import missing_status
+        from autopatch_tui.core.paths import StorePaths
+
+        emit_json(missing_status(StorePaths(repo)))
+    else:
+        say(no_memory_line(repo))
+    return 0
+
+
+cmd_status.without_store = status_without_store  # type: ignore[attr-defined]
+
+
+def list_without_store(repo: Path, args: argparse.Namespace) -> int:
+    if args.json:
+        emit_json({"items": [], "next": None})
+    else:
+        say(no_memory_line(repo))
     return 0
 
 
@@ -89,6 +122,9 @@ def cmd_list(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
+cmd_list.without_store = list_without_store  # type: ignore[attr-defined]
+
+
 def more_line(page: Page, command: str) -> str:
     """The line under a page that has more after it: how many, and the command for the next page."""
     return f"... {page.more:,} more: `{command} --after {page.next}`"
@@ -103,6 +139,10 @@ def cmd_show(mgr: MemoryManager, args: argparse.Namespace) -> int:
 
         for line in render_item(item):
             say(line)
+        from autopatch_tui.core.memory.steering import kept_over
+
+        for k in kept_over(mgr, item.id):  # its history: kept over a refusal (issue 31.2)
+            say(f"kept over rule: {k.words} ({k.rule}), your decision on turn {one_line(k.turn_id)}")
     return 0
 
 
@@ -110,6 +150,9 @@ def cmd_forget(mgr: MemoryManager, args: argparse.Namespace) -> int:
     from autopatch_tui.core.instructions.promote import forget_note
 
     logical = mgr.forget(args.id)
+    if args.json:
+        emit_json({"forgotten": logical})
+        return 0
     say(f"Forgot {logical}: it no longer appears in listings or recall.")
     say("The raw conversation turns it came from are kept; `memory clear --confirm` deletes everything.")
     note = forget_note(mgr.repo, logical)
@@ -122,6 +165,9 @@ def cmd_clear(mgr: MemoryManager, args: argparse.Namespace) -> int:
     thread_id = mgr.clear(confirm=args.confirm)
     for moved in mgr.moved_aside:
         warn(f"moved aside (not deleted): {moved}")
+    if args.json:
+        emit_json({"cleared": True, "thread_id": thread_id})
+        return 0
     say(f"Memory cleared. New empty active thread: {thread_id}. Existing exports were kept.")
     return 0
 
@@ -267,12 +313,12 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
 
     p = msub.add_parser("forget", help="forget one item (raw turns are kept)", parents=[common])
     p.add_argument("id", type=record_id)
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_forget)
 
     p = msub.add_parser("clear", help="delete all Memory data (needs --confirm)", parents=[common])
     p.add_argument("--confirm", action="store_true")
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_clear)
 
     p = msub.add_parser("export", help="write a JSON snapshot", parents=[common])
@@ -302,6 +348,7 @@ def add_memory_parsers(sub: argparse._SubParsersAction, common: argparse.Argumen
     p.set_defaults(handler=cmd_promote, precheck=check_promote)
 
     add_review_parsers(msub, common)
+    add_steer_parsers(msub, common)
 
     p = sub.add_parser("new", help="start a new thread (/new)", parents=[common])
     p.add_argument("--timeout", type=timeout_seconds, default=None,

@@ -110,7 +110,7 @@ def cmd_review_keep(mgr: MemoryManager, args: argparse.Namespace) -> int:
     return 0
 
 
-AUDIT_SECTIONS = ("duplicates", "conflicts", "stale_paths", "stale_claims")
+AUDIT_SECTIONS = ("duplicates", "conflicts", "stale_paths", "stale_claims", "reader_disagreements")
 MAX_AUDIT_CURSOR = 4096
 
 
@@ -161,6 +161,9 @@ def _audit_line(section: str, entry: dict) -> str:
         return f"stale:     {one_line(entry['id'])} — no file matches {', '.join(one_line(p) for p in entry['paths'])}"
     if section == "stale_claims":
         return f"disagrees: {one_line(entry['id'])} — says {one_line(entry['claim'])}; {one_line(entry['evidence'])}"
+    if section == "reader_disagreements":
+        return (f"readers:   {one_line(entry['id'])} — the gate and the model read its source turn differently"
+                f" ({', '.join(one_line(r) for r in entry['rules'])})")
     word = "duplicate:" if section == "duplicates" else "conflict: "
     return f"{word} {', '.join(one_line(i) for i in entry['ids'])} — {one_line(entry['why'])}"
 
@@ -183,8 +186,9 @@ def cmd_audit(mgr: MemoryManager, args: argparse.Namespace) -> int:
     counts = {name: len(doc.get(name, ())) for name in AUDIT_SECTIONS}
     say(f"Checked {report.checked} active item{'s' if report.checked != 1 else ''}: "
         f"{counts['duplicates']} duplicate group(s), {counts['conflicts']} conflict(s), "
-        f"{counts['stale_paths']} item(s) with stale paths" + (
-            f", {counts['stale_claims']} claim(s) the repository disagrees with." if "stale_claims" in doc else "."))
+        f"{counts['stale_paths']} item(s) with stale paths"
+        + (f", {counts['stale_claims']} claim(s) the repository disagrees with" if "stale_claims" in doc else "")
+        + f", {counts['reader_disagreements']} item(s) the two readers disagreed on.")
     if report.truncated:
         from autopatch_tui.core.memory.audit import MAX_PAIR_CHECKS  # the audit's code: only when auditing
 

@@ -14,6 +14,7 @@ from autopatch_tui.cli.validate import label_text, record_id
 
 if TYPE_CHECKING:
     from autopatch_tui.core.settings import Settings
+    from autopatch_tui.core.stores.info import StoreInfo
     from autopatch_tui.core.stores.service import StoreService
 
 
@@ -39,6 +40,12 @@ def store_service(settings: Settings, *, model: bool = False) -> Iterator[StoreS
             client.close()
 
 
+def store_row(info: StoreInfo) -> dict[str, object]:
+    """A store's row as `memory stores --json` lists it (contracts §4: `stores add`/`label --json`)."""
+    return {"store": info.name, "label": info.label, "root": info.root, "remote": info.remote,
+            "fact_count": info.fact_count, "retired": info.retired_into is not None}
+
+
 def cmd_stores(settings: Settings, args: argparse.Namespace) -> int:
     with store_service(settings) as svc:
         return _stores(svc, args)
@@ -48,12 +55,18 @@ def _stores(svc: StoreService, args: argparse.Namespace) -> int:
     action = getattr(args, "stores_action", None)
     if action == "add":
         info = svc.add(args.path)
+        if args.json:
+            emit_json(store_row(info))
+            return 0
         say(f"Registered {info.name} ({info.db_path}), {info.fact_count} active item(s).")
         if not info.holds_something:
             say("It holds nothing yet: store lists show it once it holds a turn or an item.")
         return 0
     if action == "label":
-        svc.set_label(args.store, args.label)
+        info = svc.set_label(args.store, args.label)
+        if args.json:
+            emit_json(store_row(info))
+            return 0
         say(f"Label of {args.store} set.")
         return 0
     stores = svc.stores()
@@ -83,8 +96,18 @@ def cmd_merge_scan(settings: Settings, args: argparse.Namespace) -> int:
         say("No duplicate stores found.")
     for p in result.proposals:
         reason = escape_controls(p.reason, one_line=True)  # the model's words: one line, never raw
-        say(f"{p.source} -> {p.target}  [{p.confidence}, judged by {p.judged_by}] {reason}")
+        from autopatch_tui.core.stores.scan import judge_words
+
+        say(f"{p.source} -> {p.target}  [{p.confidence}, judged by {judge_words(p.judged_by)}] {reason}")
+        for store, ev in ((p.source, p.source_evidence), (p.target, p.target_evidence)):
+            say(f"  {store}: {evidence_line(ev)}")
     return 0
+
+
+def evidence_line(ev: dict) -> str:
+    """What a proposal rests on for one store: remote, root, fact count (store text escaped)."""
+    remote, root = (escape_controls(str(ev.get(k) or "unknown"), one_line=True) for k in ("remote", "root"))
+    return f"remote {remote} · root {root} · {ev.get('fact_count', '?')} fact(s)"
 
 
 def cmd_merge(settings: Settings, args: argparse.Namespace) -> int:
@@ -112,12 +135,13 @@ def add_store_parsers(memory_sub: argparse._SubParsersAction, common: argparse.A
     ssub = p.add_subparsers(dest="stores_action", metavar="ACTION", prog=p.prog)
     a = ssub.add_parser("add", help="register a checkout or a loose memory.db", parents=[common])
     a.add_argument("path")
-    a.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    # SUPPRESS: `memory stores --json add …` keeps the --json given before the action
+    a.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     a.set_defaults(handler=cmd_stores)
     lab = ssub.add_parser("label", help="set a store's display label", parents=[common])
     lab.add_argument("store", type=record_id)
     lab.add_argument("label", type=label_text)
-    lab.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    lab.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     lab.set_defaults(handler=cmd_stores)
 
     p = memory_sub.add_parser("merge-scan", help="find stores that are the same project", parents=[common])

@@ -16,6 +16,9 @@ AUDIT_FILE_NAME = "audit.json"  # the open audit's drafts (repair/drafts_file.py
 LEGACY_JSON_NAME = "memory.json"
 REVIEW_MARKS_NAME = "review_marks.json"  # contracts §8: which revisions the user kept (never in memory.db)
 REVIEW_LOCK_NAME = "review_marks.lock"  # the fcntl lock of a read-modify-write of the marks
+REFUSED_NAME = "refused.json"  # contracts §10: refused candidates kept for rescue, and the rescues
+REFUSED_LOCK_NAME = "refused.lock"
+MEMORY_USED_NAME = "memory_used.jsonl"  # contracts §10: which items reached each answer (IDs only)
 APP_NAME = "autopatch-tui"
 
 # --- turns ---------------------------------------------------------------------------------

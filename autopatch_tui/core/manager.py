@@ -85,12 +85,14 @@ def identity_for(repo: Path) -> StoreIdentity:
 
 class MemoryManager:
     def __init__(self, repo: Path, settings: Settings, *, clock: Clock | None = None,
-                 client: LLMClient | None = None, register: bool = True) -> None:
+                 client: LLMClient | None = None, register: bool = True, scratch: Path | None = None) -> None:
         self.repo = repo
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
         self.owner = make_owner_id()
-        self.paths = StorePaths(repo)
+        self.scratch = scratch  # a throw-away store's folder (`core/no_memory.py`): nothing is registered
+        self.paths = StorePaths(scratch if scratch is not None else repo)
+        register = register and scratch is None
         self.redirect: Redirect | None = None
         self.events = EventHub()
         self.summary_stale = False
@@ -532,11 +534,14 @@ class MemoryManager:
 
         try:
             moved = review_marks.reset(self.paths, self.clock.now())
+            from autopatch_tui.core.memory import memory_used, refused_store
+
+            moved_refused = refused_store.reset(self.paths, self.clock.now())
+            memory_used.reset(self.paths)
         except (OSError, AutopatchError) as exc:
             log.warning("review marks not reset: %s", type(exc).__name__)
             return
-        if moved is not None:
-            self.moved_aside.append(moved)
+        self.moved_aside += [m for m in [moved, *moved_refused] if m is not None]
 
     def export(self, to: Path | None = None, progress: Callable[[int, int], None] | None = None) -> Path:
         """A JSON snapshot in `.autopatch-j/memory-exports/`, or at `to` (a new file, or a new file

@@ -67,6 +67,18 @@ class StorePaths:
     def review_lock(self) -> Path:
         return self.state_dir / C.REVIEW_LOCK_NAME
 
+    @property
+    def refused(self) -> Path:
+        return self.state_dir / C.REFUSED_NAME
+
+    @property
+    def refused_lock(self) -> Path:
+        return self.state_dir / C.REFUSED_LOCK_NAME
+
+    @property
+    def memory_used(self) -> Path:
+        return self.state_dir / C.MEMORY_USED_NAME
+
     def db_artifacts(self) -> list[Path]:
         """memory.db and its side files (-wal, -shm, -journal)."""
         return [self.db] + [self.db.with_name(self.db.name + s) for s in C.DB_SIDE_SUFFIXES]
@@ -75,7 +87,7 @@ class StorePaths:
         """Everything the app opens or writes under `.autopatch-j/` (the legacy memory.json is
         never opened), folder first."""
         return [self.state_dir, *self.db_artifacts(), self.exports_dir, self.summary, self.gitignore,
-                self.review_marks, self.review_lock]
+                self.review_marks, self.review_lock, self.refused, self.refused_lock, self.memory_used]
 
     @classmethod
     def for_db(cls, db_path: Path) -> StorePaths:

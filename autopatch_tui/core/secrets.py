@@ -26,6 +26,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = ["Span", "find_secrets", "has_secret", "mask", "mask_once", "mask_value"]
@@ -69,33 +70,58 @@ _PROVIDERS: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
     ("huggingface token", ("hf_",), r"\bhf_[A-Za-z0-9]{34,}\b", 0),
     ("password in a url", ("://",), r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@{}]+:([^\s@/{}]{3,})@[^\s@]", 1),
 )
-_PROVIDER_RES = tuple((kind, anchors, re.compile(p, re.DOTALL), g) for kind, anchors, p, g in _PROVIDERS)
-_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
+class _Lazy:
+    """A pattern compiled at its first use: every command that may mask imports this module, and
+    compiling its ~20 patterns cost 15-35 ms of each command's start-up (bench/startup.py)."""
+
+    __slots__ = ("_args", "_re")
+
+    def __init__(self, *args: object) -> None:
+        self._args = args
+        self._re: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._re is None:
+            self._re = re.compile(*self._args)  # type: ignore[call-overload]
+        return self._re
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        return self._get().match(text, pos)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._get().search(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self._get().finditer(text)
+
+
+_PROVIDER_RES = tuple((kind, anchors, _Lazy(p, re.DOTALL), g) for kind, anchors, p, g in _PROVIDERS)
+_JWT = _Lazy(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 
 # detect-secrets' keyword denylist plus the words chat uses for the same things
 _KEY_WORDS = (r"api[_ -]?key|apikey|auth[_ -]?key|service[_ -]?key|account[_ -]?key|db[_ -]?key|database[_ -]?key"
               r"|priv(?:ate)?[_ -]?key|client[_ -]?key|access[_ -]?key|secret[_ -]?key|signing[_ -]?key"
               r"|db[_ -]?pass|database[_ -]?pass|key[_ -]?pass|password|passwd|passphrase|pwd|secret"
               r"|contraseña|contrasena|token|access[_ -]?token|auth[_ -]?token|credentials?|密码|密钥|令牌")
-_KEY_HIT = re.compile(rf"(?i)(?:{_KEY_WORDS}|bearer|authorization)")
-_KEY_HIT_LOWER = re.compile(rf"(?:{_KEY_WORDS}|bearer|authorization)")  # on lowered text: ~10x faster
+_KEY_HIT = _Lazy(rf"(?i)(?:{_KEY_WORDS}|bearer|authorization)")
+_KEY_HIT_LOWER = _Lazy(rf"(?:{_KEY_WORDS}|bearer|authorization)")  # on lowered text: ~10x faster
 # from a key word: `password = hunter2`, `PASSWORD_DB: "x"`, `secret => y`, `the password is Hunter2!`
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = _Lazy(
     rf"(?i)(?:{_KEY_WORDS})[A-Za-z0-9_]{{0,20}}[\"'\]]{{0,2}}"
     r"\s*(::=|=>|==|=|:|\bis\b|\bwas\b|是|为|：)\s*(?:\"([^\"\n]{4,200})\"|'([^'\n]{4,200})'|`([^`\n]{4,200})`"
     r"|([^\s\"'`,;()\[\]{}<>]{4,200}))")
 # from a key word: at most three words, then a long token (`token for CI: Zk8…`, `Bearer abc…`)
-_NEAR_KEY = re.compile(rf"(?i)(?:{_KEY_WORDS}|bearer|authorization)\W{{1,3}}(?:\w+\W{{1,3}}){{0,3}}?"
+_NEAR_KEY = _Lazy(rf"(?i)(?:{_KEY_WORDS}|bearer|authorization)\W{{1,3}}(?:\w+\W{{1,3}}){{0,3}}?"
                        r"([A-Za-z0-9+/_.=-]{20,})")
-_PLACEHOLDER = re.compile(r"(?i)^(?:<[^>]*>|\$\{?[A-Z_][A-Z0-9_]*\}?|%\(?\w+\)?s?|\{\{?[^}]*\}\}?|x{4,}|\*{3,}"
+_PLACEHOLDER = _Lazy(r"(?i)^(?:<[^>]*>|\$\{?[A-Z_][A-Z0-9_]*\}?|%\(?\w+\)?s?|\{\{?[^}]*\}\}?|x{4,}|\*{3,}"
                           r"|\.{3,}|…|(?:your|my|the|some|a|an)[_-].*|changeme|redacted|placeholder|example"
                           r"|dummy|none|null|true|false|required|optional|secret|password|token)$")
 # an attribute path, an ALL_CAPS name, a snake_case or kebab-case name, a CamelCase type (`SecretStr`)
-_CODE_REF = re.compile(r"^(?:[A-Za-z_][\w]*\.)+[A-Za-z_]\w*$|^[A-Z][A-Z0-9_]*$|^[a-z]+(?:[_-][a-z0-9]+)+$"
+_CODE_REF = _Lazy(r"^(?:[A-Za-z_][\w]*\.)+[A-Za-z_]\w*$|^[A-Z][A-Z0-9_]*$|^[a-z]+(?:[_-][a-z0-9]+)+$"
                        r"|^(?:[A-Z][a-z]+){2,}$")
-_HEX = re.compile(r"^[0-9a-fA-F-]+$")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_HASH_WORDS = re.compile(r"(?i)\b(?:sha\d*|md5|hash|digest|checksum|commit|rev(?:ision)?|uuid|id)\b")
+_HEX = _Lazy(r"^[0-9a-fA-F-]+$")
+_UUID = _Lazy(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HASH_WORDS = _Lazy(r"(?i)\b(?:sha\d*|md5|hash|digest|checksum|commit|rev(?:ision)?|uuid|id)\b")
 def _entropy(text: str) -> float:
     n = len(text)
     return -sum(c / n * math.log2(c / n) for c in Counter(text).values()) if n else 0.0

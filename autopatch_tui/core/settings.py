@@ -187,18 +187,28 @@ def toml_error_text(path: Path, exc: ValueError) -> str:
     return f"cannot read settings file {path}: invalid TOML"
 
 
-def _read_toml(path: Path) -> dict[str, object]:
-    try:
-        with path.open("rb") as fh:
-            import tomllib  # only when there is a settings file to read
+MAX_SETTINGS_BYTES = 1 << 20
 
-            data = tomllib.load(fh)
-    except FileNotFoundError:
+
+def _read_toml(path: Path) -> dict[str, object]:
+    from autopatch_tui.core.bounded_json import JsonFileError, read_bytes
+
+    try:  # a regular file, bounded, never blocking (a FIFO there would hang every command)
+        raw = read_bytes(path, max_bytes=MAX_SETTINGS_BYTES, follow_links=True)  # a dotfiles link is fine
+    except JsonFileError as exc:
+        raise ConfigError(f"cannot read settings file {path}: it {exc.why}") from None
+    if raw is None:
         return {}
+    try:
+        import tomllib  # only when there is a settings file to read
+
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read settings file {path}: not UTF-8 text") from None
     except ValueError as exc:  # tomllib.TOMLDecodeError
         raise ConfigError(toml_error_text(path, exc)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read settings file {path}: {type(exc).__name__}") from exc
+    except RecursionError:  # arrays nested thousands deep: tomllib recurses
+        raise ConfigError(f"cannot read settings file {path}: nested too deeply") from None
     allowed = set(FIELDS) - {"home", "config_file"}
     unknown = sorted(set(data) - allowed)
     if unknown:

@@ -135,6 +135,7 @@ class AutopatchApp(App):
         self._remove_exit_signals()
         self._detach_manager()
         self.manager.close()
+        self.services.close_no_memory()
 
     def _bind_manager(self, manager: MemoryManager) -> None:
         """Follow `manager`: its events become App messages, its health the App's, its worker runs."""
@@ -369,8 +370,15 @@ class AutopatchApp(App):
         yield SystemCommand("Memory browser", "Items, revisions, provenance (F4)",
                             lambda: self.run_action("show('memory')"))
         yield SystemCommand("Job diagnostics", "Memory jobs and failures (F5)", lambda: self.run_action("show('jobs')"))
-        yield SystemCommand("Find duplicate stores", "Merge-scan project stores (F6)",
-                            lambda: self.run_action("show('stores')"))
+        yield SystemCommand("Find duplicate stores", "Merge-scan project stores now (F6, then d)",
+                            self._find_duplicate_stores)
+
+    async def _find_duplicate_stores(self) -> None:
+        """The palette's "Find duplicate stores": the store list, with the scan started on it."""
+        await self.action_show("stores")
+        scan = getattr(self.screen, "action_scan", None)
+        if scan is not None:
+            scan()
 
     # --- exit ---------------------------------------------------------------------------
     async def action_quit(self) -> None:

@@ -109,6 +109,8 @@ class CommandRunner:
             self._new()
         elif cmd.name == "memory":
             self._memory(cmd.args)
+        elif cmd.name == "remember":
+            await screen.remember(cmd.rest)
         elif cmd.name == "audit":
             await self._audit(cmd)
         elif cmd.name == "patch":

@@ -69,12 +69,15 @@ DOES: dict[str, str] = {
 # (section title, intro, [(module, class)]) in the order docs/keys.md shows them
 SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("Everywhere", "", (("app", "AutopatchApp"),)),
-    ("Chat", "", (("screens.chat", "ChatScreen"), ("widgets.chat_log", "FailedTurnNote"))),
+    ("Chat", "", (("screens.chat", "ChatScreen"), ("widgets.chat_log", "FailedTurnNote"),
+                  ("widgets.steer_notes", "RefusedNote"), ("widgets.steer_notes", "MemoryUsedNote"))),
     ("Thread history", "", (("screens.history", "HistoryScreen"),)),
-    ("Memory browser", "Three views: To review (where it opens while items await review), Items and Audit; F4 on the "
-     "browser shows the next view. The review inbox's and the audit's keys act on their list or cards.",
+    ("Memory browser", "Four views: To review (where it opens while items await review), Items, Audit and Not "
+     "remembered; F4 on the browser shows the next view. The review inbox's, the audit's and the refused list's "
+     "keys act on their list or cards.",
      (("screens.memory_browser", "MemoryBrowserScreen"), ("screens.memory_inbox", "InboxView"),
-      ("screens.memory_audit", "AuditView"), ("screens.memory_audit", "ItemCard"))),
+      ("screens.memory_audit", "AuditView"), ("screens.memory_audit", "ItemCard"),
+      ("screens.memory_refused", "RefusedView"))),
     ("Job diagnostics", "", (("screens.diagnostics", "DiagnosticsScreen"),)),
     ("Stores and the merge dialog", "", (("screens.stores", "StoresScreen"), ("screens.merge_dialog", "MergeDialog"))),
     ("Search fields", "In the search fields of the history and the Memory browser. A screen opens with focus "

@@ -14,11 +14,13 @@ import logging
 import os
 from pathlib import Path
 
+from autopatch_tui.core.bounded_json import JsonFileError, parse, read_bytes
 from autopatch_tui.core.paths import ensure_private_dir, write_private_text
 
 log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 500
+MAX_FILE_BYTES = 8 << 20
 FOLDER = "prompt-history"
 
 
@@ -38,18 +40,18 @@ class PromptHistory:
     def _read(self) -> list[str]:
         if self.path is None:
             return []
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
+        try:  # bounded, a regular file, never blocking, never through a link
+            raw = read_bytes(self.path, max_bytes=MAX_FILE_BYTES)
+        except JsonFileError as exc:
+            log.warning("prompt history not read: %s", exc.reason)
             return []
-        except (OSError, UnicodeDecodeError) as exc:
-            log.warning("prompt history not read: %s", type(exc).__name__)
+        if raw is None:
             return []
         entries = []
-        for line in lines:
+        for line in raw.splitlines():
             try:
-                value = json.loads(line)
-            except ValueError:
+                value = parse(line, self.path, max_depth=1)  # one JSON string a line
+            except JsonFileError:
                 continue  # a torn line (two apps wrote at once) is skipped, not fatal
             if isinstance(value, str) and value.strip():
                 entries.append(value)

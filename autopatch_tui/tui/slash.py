@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "/patch revise": "ask the model to revise a pending patch: /patch revise ID TEXT",
     "/explain": "ask about code (code_explain intent): /explain TEXT",
     "/chat": "general chat (general_chat intent): /chat TEXT",
+    "/remember": "remember TEXT now, as your explicit request; answers with a receipt: /remember TEXT",
     "/context": "what the last request sent the model: its prompt by part, in tokens, and the window",
     "/history": "open the thread history",
     "/browse": "open the Memory browser",
@@ -71,6 +72,8 @@ def _parse_patch(rest: str) -> SlashCommand:
         raise SlashError(f"usage: /patch {sub} ID" + (" TEXT" if sub == "revise" else ""))
     if sub == "revise" and not text.strip():
         raise SlashError("usage: /patch revise ID TEXT (say how the patch should change)")
+    if sub in ("show", "apply", "discard") and text.strip():  # never act on a line that says more
+        raise SlashError(f"/patch {sub} takes one ID and nothing after it: {text.strip()}")
     return SlashCommand("patch", (sub, finding.upper()), text.strip())
 
 
@@ -82,7 +85,7 @@ def parse(text: str) -> SlashCommand:
     line = text.strip()
     head, _, rest = line.partition(" ")
     name = head[1:].lower()
-    if name in ("explain", "chat"):
+    if name in ("explain", "chat", "remember"):
         if not rest.strip():
             raise SlashError(f"usage: /{name} TEXT")
         return SlashCommand(name, (), rest.strip())

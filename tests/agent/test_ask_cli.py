@@ -31,7 +31,7 @@ def test_ask_saves_the_raw_turn_first_then_the_answer_and_flushes(repo, model_en
     assert rc == 0, err
     # both model calls (the forced read of the scoped file, then the answer) saw the RAW turn saved and open
     assert seen_during_call == [[("open", "code_explain", "How does the parser work?", None)]] * 2
-    assert set(out) == {"turn_id", "thread_id", "answer", "state"}
+    assert set(out) == {"turn_id", "thread_id", "answer", "state", "memory_used"}
     assert out["answer"] == "The parser is a Pratt parser." and out["state"] == "completed"
     assert turns(repo) == [("completed", "code_explain", "How does the parser work?", "The parser is a Pratt parser.")]
     row = query(db_path(repo), "SELECT id, thread_id, scope_paths FROM turns")[0]

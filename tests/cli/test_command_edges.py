@@ -187,7 +187,10 @@ def test_a_store_that_holds_nothing_is_not_listed_nor_proposed_until_it_holds_so
     stray = make_git_repo(tmp_path / "two" / "proj", DEFAULT_REMOTE)  # a clone of the same project
     rc, status, err = invoke_cli("memory", "status", json=True, cwd=stray)
     assert rc == 0 and status["state"] == "healthy", err
-    assert db_path(stray).is_file()  # the first initialization still creates the store
+    assert not db_path(stray).exists()  # a read never creates a store (issue 30 item 12)
+    with Registry(settings.home) as reg:
+        assert [e.name for e in reg.entries()] == [name_of(used)]  # nothing registered for the stray
+    MemoryManager.open(stray, settings).close()  # an empty store (as a first start makes)
     with Registry(settings.home) as reg:
         assert reg.get(name_of(stray)) is None  # not registered
     rc, listed, _ = invoke_cli("memory", "stores", json=True, cwd=tmp_path)

@@ -82,3 +82,61 @@ def test_help_version_and_usage_errors_import_no_memory_code(argv: list[str], co
     assert result["code"] == code, result
     assert result["loaded"] == [], result
     assert "Traceback" not in result["stderr"]
+
+
+PROMOTE_AGAIN = """
+import contextlib, io, json, sys
+from autopatch_tui.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(["memory", "promote", ITEM, "--yes", "--json"])
+import autopatch_tui.core.repair.patch_files  # what `forget` and a write import: no socket, no OpenSSL either
+print(json.dumps({"code": code, "written": json.loads(out.getvalue())["written"],
+                  "loaded": [m for m in ("ctypes", "_ctypes", "socket", "_socket", "_hashlib") if m in sys.modules]}))
+"""
+
+
+def test_promote_with_nothing_to_write_loads_no_ctypes_socket_or_openssl(manager, repo, isolated_env) -> None:
+    """`memory promote` of items the file already holds writes nothing: it loads neither `ctypes`
+    (the swap's `renameat2`) nor `socket` and OpenSSL's `hashlib` (the temporary names' host tag)."""
+    from tests.support.recall_seed import seed_item
+
+    item = seed_item(manager.store.conn(), subject="tabs", statement="Indent with tabs.")
+    first = subprocess.run([sys.executable, "-m", "autopatch_tui", "memory", "promote", item.logical_id, "--yes",
+                            "--json"], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0 and json.loads(first.stdout)["written"] is True, first.stderr[-300:]
+    out = subprocess.run([sys.executable, "-c", f"ITEM = {item.logical_id!r}\n" + PROMOTE_AGAIN], cwd=repo,
+                         capture_output=True, text=True, timeout=60)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"code": 0, "written": False, "loaded": []}, out.stderr[-300:]
+
+
+VERSION_ONLY = """
+import contextlib, io, json, sys
+from autopatch_tui.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        code = main(["--version"])
+    except SystemExit as exc:
+        code = exc.code
+loaded = sorted(m for m in sys.modules if (m.startswith("autopatch_tui.cli.") and m != "autopatch_tui.cli.main")
+                or m in ("logging", "signal", "typing"))
+with contextlib.redirect_stdout(io.StringIO()) as argparse_out:  # what the parser itself prints for it
+    try:
+        __import__("autopatch_tui.cli.main").cli.main.build_parser().parse_args(["--version"])
+    except SystemExit:
+        pass
+print(json.dumps({"code": code, "out": out.getvalue(), "argparse": argparse_out.getvalue(), "loaded": loaded}))
+"""
+
+
+def test_version_builds_no_parser_and_imports_no_command_module(repo, isolated_env) -> None:
+    """`--version` alone is answered before the parser is built: no command module (chat, memory,
+    stores, review, the after-answer check, the output and signal helpers) is imported, nor
+    `logging`, `signal` or `typing` (none in the floor), and the line is the one argparse prints."""
+    out = subprocess.run([sys.executable, "-c", VERSION_ONLY], cwd=repo, capture_output=True, text=True, timeout=60,
+                         check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0 and result["loaded"] == [], result
+    assert result["out"] == result["argparse"] and result["out"].startswith("autopatch-tui "), result

@@ -112,7 +112,8 @@ def test_audit_json_has_the_exact_shape(invoke_cli, seeded) -> None:
     second, revised, _ = seeded
     rc, out, err = invoke_cli("memory", "audit", json=True)
     assert rc == 0, err
-    assert set(out) == {"checked", "duplicates", "conflicts", "stale_paths", "stale_claims", "next"}
+    assert set(out) == {"checked", "duplicates", "conflicts", "stale_paths", "stale_claims", "reader_disagreements",
+                        "next"}
     assert out["next"] is None and out["checked"] == 2
     assert out["duplicates"] == []
     assert [sorted(c["ids"]) for c in out["conflicts"]] == [sorted([second, revised])]

@@ -172,7 +172,7 @@ def test_a_remembered_healthy_verdict_spares_the_next_process_the_deep_check(rep
                                                                               monkeypatch) -> None:
     monkeypatch.setenv("AUTOPATCH_DEBUG", "1")
     log = Path(os.environ["AUTOPATCH_HOME"]) / "logs" / "autopatch.log"
-    assert run_cli("memory", "status", json=True)[0] == 0  # creates the store (maybe too fresh to remember)
+    assert run_cli("new", json=True)[0] == 0  # creates the store (maybe too fresh to remember)
     time.sleep(SETTLE)
     assert run_cli("memory", "status", json=True)[0] == 0  # checked by now, and remembered
     checks = log.read_text().count("deep store check: healthy")

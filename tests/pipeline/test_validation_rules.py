@@ -374,21 +374,31 @@ def test_assistant_decision_on_an_open_question_is_not_a_decision(pipe, llm_stub
 # --------------------------------------------------------------------------- strength and recall
 
 
-@pytest.mark.parametrize("user,quote,lasting", [
-    ("Use tabs in Makefiles.", "Use tabs in Makefiles.", False),
-    ("I like tabs.", "I like tabs.", False),
-    ("From now on, always use tabs.", "always use tabs", True),
-    ("以后都用 tab 缩进。", "都用 tab 缩进", True),
-    ("Never commit generated files.", "Never commit generated files.", True),
+@pytest.mark.parametrize("user,quote", [
+    ("Use tabs in Makefiles.", "Use tabs in Makefiles."),
+    ("I like tabs.", "I like tabs."),
+    ("From now on, always use tabs.", "always use tabs"),
+    ("以后都用 tab 缩进。", "都用 tab 缩进"),
+    ("Never commit generated files.", "Never commit generated files."),
 ])
-def test_hard_and_always_only_for_lasting_statements(pipe, llm_stub, user, quote, lasting):
+def test_a_kept_explicit_statement_is_hard_and_always_never_lowered(pipe, llm_stub, user, quote):
+    """Issue 29: no "kept but lowered": a standing rule stated without a limit lasts, whatever the
+    model proposed (soft/on_match here); a limited one is refused, not stored soft."""
     t = add_turn(pipe, user, "ok")
     # the statement restates the user's words (the semantic gate refuses a candidate off their meaning)
-    out = _extract(pipe, llm_stub, cand(src(t, "user", quote), strength="hard", recall_mode="always",
+    out = _extract(pipe, llm_stub, cand(src(t, "user", quote), strength="soft", recall_mode="on_match",
                                         subject="indentation", statement=quote))
     assert out.status == "succeeded"
     [c] = _accepted(pipe)
-    assert (c["strength"], c["recall_mode"]) == (("hard", "always") if lasting else ("soft", "on_match"))
+    assert (c["strength"], c["recall_mode"]) == ("hard", "always")
+
+
+def test_a_limited_statement_is_refused_not_lowered(pipe, llm_stub):
+    t = add_turn(pipe, "Use tabs in this Makefile for now.", "ok")
+    out = _extract(pipe, llm_stub, cand(src(t, "user", "Use tabs in this Makefile for now."), strength="hard",
+                                        recall_mode="always", subject="indentation", statement="Use tabs."))
+    assert out.status == "succeeded_no_output"
+    assert _accepted(pipe) == []
 
 
 # --------------------------------------------------------------------------- Chinese decisions
@@ -410,7 +420,7 @@ def test_chinese_decision_without_english_recall_alias_gets_one_repair(pipe, llm
     assert violations == [{"rule": "cjk_decision_needs_english_alias", "where": "candidates[0].aliases"}]
     [c] = _accepted(pipe)
     assert c["aliases"] == ["backward compatibility", "delete legacy schema"]
-    assert c["strength"] == "soft"  # "直接删除" is a decision, not a stated lasting rule
+    assert c["strength"] == "hard"  # an explicit decision without a limit: kept, so hard + always
 
     # consolidation keeps the recall aliases even when its operation drops them
     llm_stub.script("consolidation", lambda req: {"operations": [{

@@ -12,6 +12,9 @@ repair request must carry; `violation` an extraction contract rule sent to the o
 A kept candidate's `lasting` (when set) is the standing the evidence gives it: True = stored `hard`
 + `always` whatever the model proposed, False = `soft` + `on_match`.
 
+`round29=True` marks a case written in issue 29's round: a sentence of our own for each mechanism the gate
+gained (withdrawn, relayed, ironic, complaint/question mood, policy vs fact, confirmations, "Area: rule"
+bullets, standing) and the look-alike a careless implementation gets wrong.
 `round_two_wrong=True` marks a round-three case that the round-two gate got wrong, measured the same way.
 `round_one_wrong=True` marks a round-two case (issue #19, generalization) that the round-one
 evidence gate got wrong, measured the same way against that gate's code.
@@ -67,6 +70,7 @@ class Case:
     legit: bool = False
     round_one_wrong: bool = False  # the round-one evidence gate got it wrong (measured against its code)
     round_two_wrong: bool = False  # the round-two gate got it wrong (issue #19 round three; measured against its code)
+    round29: bool = False  # written in issue 29's round (deliverables 1 and 3): a mechanism's sentence or its look-alike
     repair: tuple[Cand, ...] | None = None
     consolidate: dict = field(default_factory=dict)
     consolidation_rule: str | None = None
@@ -341,8 +345,11 @@ CASES: tuple[Case, ...] = (
          (t("Should we move secrets to a vault? Let's discuss later.", "OK."),),
          (c(X, "secrets vault", "Open question: move secrets to a vault?", u(0, "Should we move secrets to a vault?")),),
          consolidate={"kind": "project_decision"}, consolidation_rule="kind_escalation", forbidden=(D,)),
-    Case("en-consolidation-strength-escalation", "en", (t("I like tabs.", "OK."),),
-         (c(P, "tabs", "I like tabs.", u(0, "I like tabs.")),),
+    # (issue 29: a kept preference is hard itself; a discussion stays soft, so consolidation may not raise it)
+    Case("en-consolidation-strength-escalation", "en",
+         (t("Should the partner API be GraphQL or REST? Haven't decided yet.", "OK."),),
+         (c(X, "partner API style", "Open point: GraphQL or REST for the partner API.",
+            u(0, "Should the partner API be GraphQL or REST? Haven't decided yet.")),),
          consolidate={"strength": "hard"}, consolidation_rule="strength_escalation"),
     Case("en-consolidation-empty-subject", "en", (t("Never commit generated files.", "OK."),),
          (c(P, "generated files", "Never commit generated files.", u(0, "Never commit generated files.")),),
@@ -516,7 +523,7 @@ CASES: tuple[Case, ...] = (
         aliases=("retire legacy export API",), expect="code_fact"),
     one("e19-en-relative-that", "en", "Add a Makefile target that runs the linters.", D, "lint target",
         "Add a Makefile target that runs the linters.", strength="hard", recall_mode="always", legit=True,
-        lasting=False),
+        lasting=True),  # issue 29: no "kept but lowered": a kept statement without a limit is hard + always
     one("e19-en-deictic-task", "en", "Add a docstring to this function.", P, "docstrings",
         "Add docstrings to functions.", expect="one_off_scope"),
     one("e19-en-negated-limit-declarative", "en",
@@ -549,7 +556,7 @@ CASES: tuple[Case, ...] = (
     one("e19-en-hedge-only-clause", "en", "cache API responses for five minutes, maybe", P, "API response cache",
         "Cache API responses for five minutes.", expect="hedged"),
     one("e19-en-remark-after-rule", "en", "Cache API responses for five minutes, it might save a few calls.", P,
-        "API response cache", "Cache API responses for five minutes.", legit=True, lasting=False),
+        "API response cache", "Cache API responses for five minutes.", legit=True, lasting=True),
     Case("e19-en-doubt-comment", "en", (t("Put feature flags in LaunchDarkly. Still undecided.", "OK."),),
          (c(D, "feature flags", "Put feature flags in LaunchDarkly.", u(0, "Put feature flags in LaunchDarkly."),
             expect="undecided"),), forbidden=(D,)),
@@ -577,7 +584,7 @@ CASES: tuple[Case, ...] = (
           lasting=True),
     adopt("e19-adopt-recommend", "en", "I'd recommend pinning the Terraform provider versions in the lock file.",
           "👍 do it", D, "Terraform providers", "Pin the Terraform provider versions in the lock file.", legit=True,
-          strength="hard", recall_mode="always", lasting=False),
+          strength="hard", recall_mode="always", lasting=True),
     adopt("e19-adopt-question", "en", "Would you like me to pin the provider versions?", "yes, sounds good", D,
           "Terraform providers", "Pin the provider versions.", expect="not_a_proposal"),
     adopt("e19-adopt-report", "en", "I've pinned the provider versions in versions.tf.", "great, thanks", D,
@@ -813,4 +820,110 @@ CASES: tuple[Case, ...] = (
          repair=(c(D, "状态颜色", "状态不能只靠颜色区分，要配图标或文字", u(0, "状态不能只靠颜色区分，要配图标或文字"),
                    aliases=("colour", "colouring"), expect="cjk_decision_needs_english_alias"),),
          violation="cjk_decision_needs_english_alias", forbidden=(D,)),
+    # ---------------------------------------------------------------- issue 29 (this round: `round29=True`)
+    # D3. no "kept but lowered": a standing rule stated without any limit is stored hard + always
+    one("i29-en-plain-prefer", "en", "Prefer pathlib over os.path in new helpers", P, "path handling",
+        "Prefer pathlib over os.path.", legit=True, lasting=True, round29=True),
+    one("i29-zh-plain-rule", "zh", "报错信息统一写英文", P, "报错语言", "报错信息写英文", legit=True, lasting=True,
+        round29=True),
+    one("i29-en-plain-imperative", "en", "Keep commit subjects under 72 characters.", P, "commit subjects",
+        "Keep commit subjects under 72 characters.", legit=True, lasting=True, round29=True),
+    # the look-alike: the same rule with a limit is refused, never stored lowered
+    one("i29-en-plain-imperative-limited", "en", "Keep commit subjects under 72 characters in this PR.", P,
+        "commit subjects", "Keep commit subjects under 72 characters.", expect="one_off_scope", round29=True),
+    # D1.1 taken back: a later clause of the same message, or the next turn, withdraws it
+    one("i29-en-withdrawn-same-message", "en",
+        "Pin every dependency to an exact version — actually no, scratch that, ranges are fine", D,
+        "dependency pinning", "Pin dependencies to exact versions.", "Pin every dependency to an exact version",
+        expect="withdrawn", round29=True),
+    one("i29-en-dismissal-with-object", "en",
+        "Scratch that old Makefile target; from now on every task goes through just", D, "task runner",
+        "Every task goes through just.", "from now on every task goes through just", legit=True, lasting=True,
+        round29=True),
+    one("i29-zh-withdrawn-same-message", "zh", "以后接口都加版本前缀。算了，当我没说。", D, "接口版本前缀",
+        "接口加版本前缀", "以后接口都加版本前缀", aliases=("prefix api routes with a version",), expect="withdrawn",
+        round29=True),
+    Case("i29-en-withdrawn-next-turn", "en",
+         (t("Always squash merge feature branches.", "OK."),
+          # a repair intent: the harness then processes both turns as one batch (`memory process`)
+          t("ignore what I said about squash merging, we keep merge commits", "OK.", intent="code_audit")),
+         (Cand(at=1, kind=D, subject="merge strategy", statement="Squash merge feature branches.",
+               src=(u(0, "Always squash merge feature branches."),), expect="withdrawn"),),
+         forbidden=(D,), round29=True),
+    Case("i29-en-next-turn-withdraws-another", "en",
+         (t("Always squash merge feature branches.", "OK."), t("ignore what I said about the changelog", "OK.", intent="code_audit")),
+         (Cand(at=1, kind=D, subject="merge strategy", statement="Squash merge feature branches.",
+               src=(u(0, "Always squash merge feature branches."),), lasting=True),),
+         legit=True, round29=True),
+    # D1.2 someone else's words: reported speech, a block quote; endorsed, they are the user's
+    one("i29-en-relayed-wiki", "en",
+        "our platform wiki says every service must expose /healthz, no idea if that's still current", D,
+        "health endpoint", "Every service must expose /healthz.", "every service must expose /healthz",
+        expect="relayed", round29=True),
+    one("i29-en-relayed-block-quote", "en", "the reviewer left this:\n> never log request bodies\nthoughts?", P,
+        "request logging", "Never log request bodies.", "never log request bodies", expect="relayed", round29=True),
+    one("i29-en-relayed-endorsed", "en", "My lead says we should never log request bodies, and I agree.", P,
+        "request logging", "Never log request bodies.", "we should never log request bodies", legit=True,
+        lasting=True, round29=True),
+    one("i29-en-as-the-guide-says", "en", "as the style guide says, no wildcard imports", P, "imports",
+        "No wildcard imports.", "no wildcard imports", legit=True, lasting=True, round29=True),
+    one("i29-zh-relayed-hearsay", "zh", "网上有人说 Go 里别用 init 函数，我没细看", P, "init 函数", "别用 init 函数",
+        "Go 里别用 init 函数", expect="relayed", round29=True),
+    # D1.3 irony after a proposal; a plain yes adopts
+    adopt("i29-adopt-ironic", "en", "I suggest we migrate every service to Kubernetes this sprint.",
+          "oh sure, all of them in one sprint, what could possibly go wrong", D, "Kubernetes migration",
+          "Migrate every service to Kubernetes.", expect="ironic", round29=True),
+    adopt("i29-adopt-plain-yes-emoji", "en", "I'd move the retry logic into a decorator.", "sure, do it 👍", D,
+          "retry logic", "Move the retry logic into a decorator.", legit=True, lasting=True, round29=True),
+    # D1.4 a rule in the shape of a complaint or a rhetorical question; a real question stays one
+    one("i29-en-complaint-nth-time", "en", "for the third time: no bare excepts in the worker code", P,
+        "exception handling", "No bare excepts in the worker code.", legit=True, lasting=True, round29=True),
+    one("i29-en-why-do-you-keep", "en", "why do you keep putting imports inside functions?", P, "imports",
+        "Don't put imports inside functions.", legit=True, lasting=True, round29=True),
+    one("i29-en-why-real-question", "en", "why do you keep the retry count at 3?", P, "retry count",
+        "Keep the retry count at 3.", expect="user_question", round29=True),
+    one("i29-zh-complaint-how-many", "zh", "跟你说了几遍了，测试里别连真实数据库", P, "测试数据库", "测试里别连真实数据库",
+        legit=True, lasting=True, round29=True),
+    one("i29-en-we-dont-here", "en", "can you quit adding emoji to log messages? we don't do that here", P,
+        "log messages", "Don't add emoji to log messages.", legit=True, lasting=True, round29=True),
+    one("i29-en-plain-here-stays-local", "en", "put the retry helper in here", P, "retry helper",
+        "Put the retry helper in this module.", expect="one_off_scope", round29=True),
+    # D1.5 policy vs what the repo has: "No X … yet" describes, "No X without Y" rules
+    one("i29-en-no-yet-fact", "en", "No Helm chart for the worker yet", D, "worker deployment",
+        "No Helm chart for the worker.", expect="code_fact", round29=True),
+    one("i29-en-no-rule", "en", "No Helm charts without a values schema", D, "Helm charts",
+        "Helm charts need a values schema.", legit=True, lasting=True, round29=True),
+    # D1.6 short confirmations of a plain proposal (no "I suggest"); a doubt or a deferral adopts nothing
+    adopt("i29-adopt-k-plain-proposal", "en", "Might be worth splitting the settings module per environment.", "k",
+          D, "settings layout", "Split the settings module per environment.", legit=True, lasting=True, round29=True),
+    adopt("i29-adopt-thumbs-suggest", "en", "Suggest we vendor the protobuf files under third_party/.", "👍", D,
+          "protobuf files", "Vendor the protobuf files under third_party/.", legit=True, lasting=True, round29=True),
+    adopt("i29-adopt-k-deferred", "en", "Might be worth splitting the settings module per environment.",
+          "k, but let's wait for the refactor to land", D, "settings layout",
+          "Split the settings module per environment.", expect="not_confirmed", round29=True),
+    adopt("i29-adopt-gerund-would", "en", "Moving the fixtures into conftest.py would remove the duplication.", "行", D,
+          "test fixtures", "Move the fixtures into conftest.py.", legit=True, lasting=True, round29=True),
+    # D1.7 the shapes of rule files: "Area: rule" bullets are rules; a command listing describes the repo
+    one("i29-en-area-rule-bullet", "en", "- **Errors:** wrap every returned error with context", P, "error wrapping",
+        "Wrap every returned error with context.", legit=True, lasting=True, round29=True),
+    one("i29-en-area-rule-plain", "en", "**Naming:** use snake_case for SQL columns", D, "SQL column naming",
+        "Use snake_case for SQL columns.", legit=True, lasting=True, round29=True),
+    one("i29-en-command-listing", "en", "- Lint: `golangci-lint run`", D, "lint command", "Lint with golangci-lint.",
+        expect="code_fact", round29=True),
+    one("i29-en-command-in-a-rule", "en", "- Lint: run `golangci-lint run` before pushing", D, "lint command",
+        "Run golangci-lint before pushing.", legit=True, lasting=True, round29=True),
+    one("i29-zh-area-rule", "zh", "- 配置：一律从环境变量读", D, "配置来源", "配置一律从环境变量读",
+        aliases=("read config from env vars only",), legit=True, lasting=True, round29=True),
+    # D1.8 a Chinese decision's alias names its action with any verb (no fixed list): a verb + object +
+    # prepositional argument, or a verbal suffix; a noun phrase alone is still no action
+    Case("i29-zh-alias-any-verb", "zh", (t("上传的图片统一转成 webp 再存。", "好的。"),),
+         (c(D, "图片格式", "上传的图片统一转成 webp 再存", u(0, "上传的图片统一转成 webp 再存"),
+            aliases=("transcode images to webp",), lasting=True),),
+         legit=True, hits=(("transcode images to webp", "图片格式"),), round29=True),
+    Case("i29-zh-alias-noun-phrase", "zh", (t("上传的图片统一转成 webp 再存。", "好的。"),),
+         (c(D, "图片格式", "上传的图片统一转成 webp 再存", u(0, "上传的图片统一转成 webp 再存"),
+            aliases=("webp image format",), expect="cjk_decision_needs_english_alias"),),
+         repair=(c(D, "图片格式", "上传的图片统一转成 webp 再存", u(0, "上传的图片统一转成 webp 再存"),
+                   aliases=("webp images",), expect="cjk_decision_needs_english_alias"),),
+         violation="cjk_decision_needs_english_alias", forbidden=(D,), round29=True),
 )

@@ -93,7 +93,7 @@ def test_the_sweep_removes_only_what_a_dead_process_left(repo: Path, tmp_path: P
     folder.mkdir(parents=True)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)
-    host = patch_files._HOST
+    host = patch_files.host_tag()
     mine = folder / f"patch-{host}-{os.getpid()}-0badc0de.tmp"  # a live process's write in progress
     gone = folder / f"patch-{host}-{dead_pid}-0badc0de.tmp"
     stranger = folder / "notes.txt"  # not ours by name
@@ -242,3 +242,12 @@ def test_a_killed_save_of_the_audit_leaves_nothing_the_next_start_does_not_sweep
     assert sweep(repo) == 1  # the next start: its process is gone
     assert [p for p in state.rglob("*") if p.name.endswith(".tmp")] == []
     assert sorted(p.name for p in state.iterdir() if p.is_file()) == [".gitignore", "audit.json"]
+
+
+def test_the_host_tag_is_the_host_names_digest_as_before() -> None:
+    """The tag is computed lazily (no `socket`, no OpenSSL at import) but stays what it was, so the
+    sweep still knows the leftovers an earlier version wrote on this host as this host's."""
+    import hashlib
+    import socket
+
+    assert patch_files.host_tag() == hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]

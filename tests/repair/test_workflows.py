@@ -302,6 +302,18 @@ def test_refused_and_missing_proposals_fail_their_finding(repo: Path, repair, re
     assert (repo / "b.py").read_text() == MUTABLE
 
 
+def test_a_proposal_the_tool_refused_is_reported_as_refused_not_as_none(repo: Path, repair, review,
+                                                                         llm_stub) -> None:
+    """The model called propose_patch, the check refused it (its old text is not in the file) and the
+    model did not try again: the finding says why, never "no patch was proposed" (issue 30 item 14)."""
+    write(repo, "a.py", SWALLOW)
+    llm_stub.default("chat", Patcher(repo, special={"F1": propose("F1", "text that is not in a.py", "x")}))
+    result = repair.audit("/audit", [])
+    [state] = review.workspace.findings()
+    assert state.status == FAILED and state.failure.startswith("draft refused: ")
+    assert "no patch was proposed" not in result.answer and "draft refused" in result.answer
+
+
 @pytest.mark.parametrize(("status", "category"), [(503, "transient_provider"), (429, "rate_limit")])
 def test_a_retryable_model_error_fails_only_that_finding(repo: Path, repair, review, llm_stub,
                                                          status: int, category: str) -> None:

@@ -22,6 +22,7 @@ from autopatch_tui.core.memory.sqlite import write_txn
 from autopatch_tui.tui.app import AutopatchApp
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.memory_turn_note import MemoryTurnNote
+from autopatch_tui.tui.widgets.steer_notes import RefusedNote
 from tests.support.memory_factory import add_item
 from tests.tui.test_chat import SIZE, make_app, model_settings, type_and_send, wait_idle
 
@@ -74,14 +75,26 @@ def test_a_live_turn_shows_what_its_memory_work_did_once_it_lands(repo, llm_stub
                 if _note_lines(app):
                     break
             [text] = _note_lines(app)
-            lines = text.splitlines()
-            assert lines[0] == "remembered · preference · Always use type hints.  (F4 to review)"
-            assert len(lines) == 2 and lines[1].startswith("not remembered · ")
-            assert lines[1].removeprefix("not remembered · ") in RULE_WORDS.values()  # the rule, in words
+            assert text.splitlines() == ["remembered · preference · Always use type hints.  (F4 to review)"]
+            # the refusal is its own line, kept for rescue (issue 31.2): Enter on it keeps it anyway
+            [refused] = app.screen.query(RefusedNote)
+            words = refused.render().plain.removeprefix("not remembered · ").partition(" · ")[0]
+            assert words in RULE_WORDS.values()  # the rule, in words
+            assert "Keep answers short." in refused.render().plain
             note = app.screen.query_one(MemoryTurnNote)
             answer = app.screen.query("AssistantMessage").last()
             children = list(note.parent.children)
             assert children.index(note) == children.index(answer) + 1  # right under its turn
+            assert children.index(refused) == children.index(note) + 1
+            refused.focus()
+            await pilot.press("enter")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if "kept anyway" in refused.render().plain:
+                    break
+            assert "kept anyway · mem-" in refused.render().plain
+            statements = {i.statement for i in app.manager.list_items()}
+            assert statements == {"Always use type hints.", "Keep answers short."}
             await pilot.press("ctrl+q")
             await wait_idle(pilot, app)
 

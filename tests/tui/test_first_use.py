@@ -41,6 +41,9 @@ UNTAKEN = [  # (line, what the error names)
     ("/help me", "me"),
     ("/retry twice", "twice"),
     ("/patch list all", "all"),
+    ("/patch show F12 please now", "please now"),
+    ("/patch apply F3 now", "now"),
+    ("/patch discard F3 all", "all"),
 ]
 
 

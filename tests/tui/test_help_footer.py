@@ -88,12 +88,14 @@ def test_the_footer_order_does_not_change_with_focus(repo, settings):
             await pilot.pause()
             await pilot.pause()
             with_table = footer_keys(app)
-            assert with_table[:3] == ["f1", "ctrl+q", "escape"] and with_table.index("f2") > with_table.index("D")
+            assert with_table[:3] == ["f1", "ctrl+q", "escape"] and "D" in with_table
+            assert "f2" not in with_table or with_table.index("f2") > with_table.index("D")  # F-keys leave first
             app.screen.query_one("#mb-search").focus()
             await pilot.pause()
             await pilot.pause()
             with_search = footer_keys(app)  # letter keys type now, so they leave the footer; the order stays
-            assert with_search == [k for k in with_table if k in with_search]
+            fkeys = {"f2", "f3", "f4", "f5", "f6", "ctrl+p"}  # back when the letter keys leave room
+            assert [k for k in with_search if k not in fkeys] == [k for k in with_table if k in with_search]
             assert with_search[2] == "escape" and "k" not in with_search
 
     asyncio.run(run())

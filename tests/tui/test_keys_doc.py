@@ -10,7 +10,7 @@ from pathlib import Path
 from textual.binding import Binding
 
 MODULES = ["app", "screens.chat", "screens.history", "screens.memory_browser", "screens.memory_inbox",
-           "screens.memory_audit", "screens.diagnostics",
+           "screens.memory_audit", "screens.memory_refused", "widgets.steer_notes", "screens.diagnostics",
            "screens.stores", "screens.merge_dialog", "screens.confirm", "screens.exit_flush", "screens.help",
            "screens.text_prompt", "screens.promote_dialog", "widgets.search_box"]
 DOC = Path(__file__).resolve().parents[2] / "docs" / "keys.md"

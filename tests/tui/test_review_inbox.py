@@ -113,6 +113,26 @@ async def test_keep_moves_on_and_the_counts_follow(mgr: MemoryManager, clock: Fa
         assert "2 to review" in pilot.app.screen.query_one(StatusBar).render().plain
 
 
+async def test_the_status_bar_count_follows_a_keep_at_once(mgr: MemoryManager, clock: FakeClock, settings: Settings,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The count is the inbox's own (issue 30 item 14): no wait for the next state read — which is
+    switched off here after the first one, so only the inbox can have said it."""
+    from autopatch_tui.tui.app import AutopatchApp
+
+    inbox_populate(mgr, clock)
+    app = mb_app(mgr, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.review_count == 3
+        monkeypatch.setattr(AutopatchApp, "_schedule_state_refresh", lambda self: None)
+        screen = await open_memory(pilot)
+        await pilot.press("enter")
+        await settle(pilot, lambda: inbox_ids(screen) == ["mem-11CACHE", "mem-12TALK"])
+        assert app.review_count == 2
+        await pilot.press("f2")
+        await settle(pilot, lambda: "2 to review" in pilot.app.screen.query_one(StatusBar).render().plain)
+
+
 async def test_keep_all_asks_first_and_keeps_exactly_what_was_shown(mgr: MemoryManager, clock: FakeClock,
                                                                     settings: Settings) -> None:
     inbox_populate(mgr, clock)
@@ -163,10 +183,16 @@ async def test_j_opens_the_source_turn(mgr: MemoryManager, clock: FakeClock, set
     monkeypatch.setattr(HistoryScreen, "show_turn", spy)
     app = mb_app(mgr, settings)
     async with app.run_test(size=SIZE) as pilot:
-        await open_memory(pilot)
+        memory = await open_memory(pilot)
         await pilot.press("j")
         await settle(pilot, lambda: app.screen.name == "history" and shown)
         assert shown == [turns["t1"]]
+        # Escape comes back to the inbox it was opened from (issue 30 item 14), not to the chat
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen.name != "history")
+        assert app.screen is memory and memory.view == "inbox"
+        await pilot.press("escape")  # and the next Escape goes on as usual
+        await settle(pilot, lambda: app.screen.name == "chat")
 
 
 async def test_the_approval_switch_works_for_the_next_request_without_a_restart(

@@ -179,7 +179,9 @@ async def test_store_list_shows_every_known_store(repo: Path, settings: Settings
         own = app.manager.store.identity.store_name
         assert {str(k.value) for k in table.rows} == {own, alpha, old, new}
         alpha_root = str((tmp_path / "alpha").resolve())
-        assert table_cells(table, alpha) == [alpha, "Alpha [b]app[/b]", alpha_root, "2", "live"]
+        cells = table_cells(table, alpha)
+        assert cells[:2] + cells[3:] == [alpha, "Alpha [b]app[/b]", "2", "live"]
+        assert cells[2] == alpha_root or (cells[2].startswith("…") and alpha_root.endswith(cells[2][1:]))
         assert table_cells(table, new)[3:] == ["1", "live"]
         assert table_cells(table, old)[4] == "retired"
         assert table_cells(table, own)[4] == "current"
@@ -215,7 +217,12 @@ async def test_palette_command_opens_the_store_list(repo: Path, settings: Settin
         await pilot.press(*"Find duplicate stores")
         await pilot.pause(0.5)
         await pilot.press("enter")
-        await st_wait(pilot, lambda: isinstance(app.screen, StoresScreen))
+        # the store list, with the scan running on top of it (issue 30 item 13)
+        await st_wait(pilot, lambda: isinstance(app.screen, MergeDialog))
+        assert isinstance(app.screen_stack[-2], StoresScreen)
+        await st_wait(pilot, lambda: not app.screen.scanning)
+        assert "Scan finished" in plain(app.screen, "#merge-status") or "no duplicate" in plain(
+            app.screen, "#merge-status")
 
 
 # --------------------------------------------------------------------------- scan: progress, cancel
@@ -308,12 +315,14 @@ async def test_proposals_show_labels_roots_counts_confidence_judge_and_a_literal
         assert (engine.source, engine.target) == (q, p)
         assert (remote.source, remote.target) == (r1, r2)
         text = shown(pilot, engine)
-        assert "confidence high" in text and "judged by engine" in text
+        # different remotes: the model's "high" is at most "low — review"; the judge named as the JSON's engine
+        assert "confidence low" in text and "judged by model" in text and "judged by engine" not in text
+        assert "low confidence — review: their origin remotes differ" in text
+        assert "remote git.test/acme/parser" in text and "remote git.test/other/parser-fork" in text
         assert "Parser copy" in text and q in text and str(tmp_path / "parser-copy") in text and "1 facts" in text
         assert "Parser" in text and p in text and str(tmp_path / "parser") in text and "3 facts" in text
-        assert f"reason: {MARKUP_REASON}" in text  # shown literally, never parsed as markup
         reason = engine.query_one(".proposal-reason", Static).content
-        assert isinstance(reason, Text) and MARKUP_REASON in reason.plain
+        assert isinstance(reason, Text) and MARKUP_REASON in reason.plain  # literal, never parsed as markup
         text = shown(pilot, remote)
         assert "confidence certain" in text and "judged by remote" in text and "Web clone" in text
         assert "2 facts" in text and "0 facts" in text
@@ -688,3 +697,26 @@ async def test_the_store_list_adds_a_store_and_sets_a_label(repo: Path, settings
         await st_wait(pilot, lambda: any(r.label == "Elsewhere [bold]copy[/bold]" for r in stores.rows))
     labels = {d["store"]: d["label"] for d in StoreService(settings).stores()}
     assert labels[added.store] == "Elsewhere [bold]copy[/bold]"
+
+
+async def test_long_roots_are_cut_from_the_left_so_they_differ_at_80_columns(repo: Path, settings: Settings) -> None:
+    """Two checkouts of one project differ at the end of their roots: at 80 columns the Root column
+    shows that end ("…/old/shop-api"), never two identical heads (issue 30 item 14)."""
+    head = "/home/developer/work/customers/acme/checkouts"
+    rows = [{"store": s, "label": None, "root": f"{head}/{tail}", "remote": None, "fact_count": 1, "retired": False}
+            for s, tail in (("project-0AAAAAAAAAAAAAAAAAAAAAAAAA", "src/shop-api"),
+                            ("project-0BBBBBBBBBBBBBBBBBBBBBBBBB", "old/shop-api"))]
+    service = FixedStores(rows, fixed_result())
+    app = st_app(repo, settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await st_wait(pilot)
+        stores = StoresScreen(app.services, store_service=service)  # type: ignore[arg-type]
+        await app.push_screen(stores)
+        await st_wait(pilot, lambda: stores.rows)
+        table = stores.query_one(DataTable)
+        assert "root" in table.shown_keys  # type: ignore[attr-defined]
+        shown = [str(table.get_cell(r["store"], "root")) for r in rows]
+        assert all(s.startswith("…") for s in shown), shown
+        assert shown[0].endswith("src/shop-api") and shown[1].endswith("old/shop-api"), shown
+        width = dict((c.key, w) for c, w in table.shown)["root"]  # type: ignore[attr-defined]
+        assert all(len(s) <= width for s in shown)

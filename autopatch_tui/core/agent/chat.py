@@ -21,6 +21,8 @@ from autopatch_tui.core.agent.source_tools import SourceToolError, SourceTools
 from autopatch_tui.core.agent.tools import ToolBox
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.memory import turns as turn_ops
+from autopatch_tui.core.memory.memory_used import UsedItem
+from autopatch_tui.core.memory.memory_used import recent as recent_used
 from autopatch_tui.core.recall.query import RecallQuery
 
 __all__ = ["FILES_SHARE", "NO_MODEL_HELP", "ROUTED_AUDIT_REFUSED", "Auditor", "ChatResult", "ChatService",
@@ -41,6 +43,7 @@ class ChatResult:
     answer: str
     state: str
     intent: str
+    memory_used: tuple[UsedItem, ...] = ()  # the Memory items that reached its requests (issue 31.3)
 
 
 class Auditor(Protocol):
@@ -87,7 +90,8 @@ class ChatService:
             else:
                 answer = self.respond(handle, chosen, text, callbacks=callbacks).answer
         mgr.complete_turn(handle, answer)
-        return ChatResult(handle.turn_id, handle.thread_id, answer, "completed", chosen)
+        used = tuple(recent_used(mgr.paths, handle.turn_id) or ())
+        return ChatResult(handle.turn_id, handle.thread_id, answer, "completed", chosen, used)
 
     def respond(self, handle: turn_ops.TurnHandle, intent: str, text: str, *,
                 callbacks: AgentCallbacks | None = None, query: RecallQuery | None = None) -> AgentRun:

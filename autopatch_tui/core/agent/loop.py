@@ -61,7 +61,7 @@ class AgentRun:
 def _canonical(arguments: str) -> str:
     try:
         return json.dumps(json.loads(arguments or "{}"), sort_keys=True)
-    except ValueError:
+    except (ValueError, RecursionError):
         return arguments
 
 

@@ -20,6 +20,8 @@ events, once when it is sent and once when it ends (with the server's usage, whe
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -30,13 +32,14 @@ from autopatch_tui.core.agent.loop import AgentCallbacks, AgentLoop, AgentRun
 from autopatch_tui.core.agent.texts import NO_MODEL_HELP
 from autopatch_tui.core.agent.tools import ToolBox
 from autopatch_tui.core.claims.store import map_doubts
-from autopatch_tui.core.errors import ConfigError, NoModelError
+from autopatch_tui.core.errors import AutopatchError, ConfigError, NoModelError
 from autopatch_tui.core.events import PromptMeasured
 from autopatch_tui.core.instructions.files import Instructions, load_instructions
 from autopatch_tui.core.llm.client import LLMClient
 from autopatch_tui.core.llm.profiles import ContextProfile, resolve_profile
 from autopatch_tui.core.llm.tokens import REPLY_PRIMING_TOKENS, estimate_messages_tokens, estimate_tokens
 from autopatch_tui.core.memory import turns as turn_ops
+from autopatch_tui.core.memory.memory_used import UsedItem, merge, record
 from autopatch_tui.core.recall.promoted import MAX_IDS as MAX_PROMOTED_IDS
 from autopatch_tui.core.recall.promoted import promoted_rows
 from autopatch_tui.core.recall.query import RecallQuery
@@ -45,6 +48,7 @@ from autopatch_tui.core.recall.session import RecallSession
 if TYPE_CHECKING:
     from autopatch_tui.core.manager import MemoryManager
 
+log = logging.getLogger(__name__)
 AUTHORITY = (
     "Order of authority: the user's current message comes first, then the project's instruction files "
     "(AGENTS.md), then Memory; when they disagree, follow the one that comes first. Facts about code come from "
@@ -127,6 +131,7 @@ class RequestContext:
         session.map_tokens = budget.map_tokens
         promoted = self.instructions.promoted()
         session.map_leaves = promoted_rows(self.manager.store.conn(), promoted)
+        self._promoted_used(session.map_leaves)
         session.expose(list(promoted)[:MAX_PROMOTED_IDS])  # the model sees these IDs in the files: it may read them
         memory_map = session.memory_map()
         # the items whose claims the repository contradicts say so (cached by the manifests' stat)
@@ -209,7 +214,39 @@ class RequestContext:
             reply_tokens=estimate_tokens(run.answer) if run is not None else 0)
         self.manager.events.emit(PromptMeasured(report))
 
+    def _promoted_used(self, leaves: frozenset[int]) -> None:
+        """Items the Map leaves out because a loaded instruction file holds their bullet reached the
+        request through that file: standing, `via` its path (issue 31.3)."""
+        if not leaves:
+            return
+        from autopatch_tui.core.instructions.section import promoted_statements
+
+        rows = self.manager.store.conn().execute(
+            f"SELECT logical_id, id FROM memory_items WHERE row_id IN ({','.join('?' * len(leaves))})",
+            sorted(leaves)).fetchall()
+        holders = [(f.path, promoted_statements(f.text)) for f in self.instructions.files]
+        for r in rows:
+            via = next((path for path, held in holders if r["logical_id"] in held), "AGENTS.md")
+            self.session.used.append((r["logical_id"], r["id"], "standing", str(via)))
+
+    def memory_used(self) -> list[UsedItem]:
+        """The items that reached this request so far, one entry each (`memory_used.merge`), with
+        their revision numbers (one lookup by revision ID, the unique index)."""
+        used = self.session.used
+        if not used:
+            return []
+        revs = list({u[1] for u in used})
+        number = dict(self.manager.store.conn().execute(
+            "SELECT id, revision FROM memory_items WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(revs),)).fetchall())
+        return merge([UsedItem(lid, number[rev], how, via) for lid, rev, how, via in used if rev in number])
+
     def close(self) -> None:
+        """Record what reached the request (IDs only, `memory_used`), then end its recall session."""
+        try:
+            record(self.manager.paths, self.handle.turn_id, self.memory_used())
+        except (OSError, AutopatchError) as exc:  # the answer stands; only its History line is missing
+            log.warning("memory used not recorded: %s", type(exc).__name__)
         self.session.close()
 
 

@@ -44,7 +44,7 @@ class ToolBox:
             args = json.loads(arguments or "{}")
             if not isinstance(args, dict):
                 raise ValueError
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: arguments nested too deeply to parse
             return "error: tool arguments must be a JSON object"
         try:
             return self._dispatch(name, args)

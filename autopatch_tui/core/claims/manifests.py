@@ -89,7 +89,7 @@ def _read(repo: Path, name: str) -> bytes | None:
 def _pyproject(data: bytes) -> dict | None:
     try:
         doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):  # tomllib recurses per nesting level
         return None
     return doc if isinstance(doc, dict) else None
 

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.claims.check import StaleClaim, item_claims
 from autopatch_tui.core.claims.manifests import RepoFacts, repo_facts
 
@@ -17,10 +17,7 @@ MAX_DOUBT_CHARS = 160
 
 
 def _applies(text: str) -> tuple[str, ...]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return ()
+    value = loads_column(text, None)  # json_valid only: maybe nested past what Python parses
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 

@@ -55,12 +55,21 @@ def _is_file(path: Path) -> bool:
 
 
 def _read_small_text(path: Path, limit: int) -> str | None:
-    """The file's text (UTF-8, undecodable bytes replaced), or None if unreadable or larger than `limit`."""
+    """The file's text (UTF-8, undecodable bytes replaced), or None if unreadable, not a regular file
+    (checked on what was opened, which never blocks: a FIFO there is not waited on) or larger than
+    `limit`."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if len(data) > limit:
         return None
     return data.decode("utf-8", errors="replace")

@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import os
@@ -29,9 +28,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.paths import StorePaths, open_dir
+
+if TYPE_CHECKING:
+    import ctypes
 
 LOCK_NAME = "promote.lock"
 LOCK_WAIT_SECONDS = 30.0
@@ -110,6 +113,8 @@ _renameat2_fn: object = None
 def _renameat2() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
     global _renameat2_fn
     if _renameat2_fn is None:
+        import ctypes  # only a write needs it: promote's planning, --prune with nothing gone and `forget` do not
+
         try:
             fn = ctypes.CDLL(None, use_errno=True).renameat2
             fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
@@ -126,6 +131,8 @@ def rename2(src_fd: int, src: str, dst_fd: int, dst: str, flags: int) -> None:
     if fn is None:
         raise _Unsupported
     if fn(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), flags) != 0:
+        import ctypes
+
         err = ctypes.get_errno()
         if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
             raise _Unsupported

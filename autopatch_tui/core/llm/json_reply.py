@@ -62,6 +62,8 @@ def parse_json_object_reply(content: str | None) -> dict:
         value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
     except _DuplicateKey:
         raise _violation("duplicate key in JSON object") from None
+    except RecursionError:  # nested deeper than the parser's recursion allows
+        raise _violation("JSON nested too deeply") from None
     except json.JSONDecodeError as exc:
         # `exc.doc` holds the whole reply: never chain it.
         reason = "more than one JSON value" if exc.msg == "Extra data" else "invalid JSON"

@@ -12,17 +12,20 @@ over them plus indexed lookups, so it stays well under a second at 10k items (`b
 - **stale paths**: `applies_to_paths` entries that match nothing in the repository now (`..`
   resolved lexically first; an entry that leaves the repository is stale): a literal path that
   does not exist; a glob that covers no file (git's tracked and untracked files that are
-  not ignored; outside git, every file but those under `.git/` and `.autopatch-j/`).
+  not ignored — listed by `safe_git.run_git`, which runs none of the repository's configured
+  commands; outside git, or when git refuses or fails, every file but those under `.git/` and
+  `.autopatch-j/`).
 - **stale claims**: a decision's or preference's claim the repository contradicts (a path it names,
-  a package manager by lock file, a tool by manifest, a runtime version): `core.claims`."""
+  a package manager by lock file, a tool by manifest, a runtime version): `core.claims`.
+- **reader disagreements**: items that came from a turn where the gate and the extraction model's
+  own reading disagreed (`reader_disagreements.py`), with the rule names recorded there."""
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 import posixpath
 import sqlite3
-import subprocess
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterator
@@ -30,11 +33,16 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.claims.check import StaleClaim
 from autopatch_tui.core.claims.store import stale_claims
 from autopatch_tui.core.memory.audit_text import Clause, clauses
+from autopatch_tui.core.memory.reader_disagreements import ReaderDisagreement, reader_disagreements
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.terms import normalize_phrase
+from autopatch_tui.core.safe_git import GitError, run_git
+
+log = logging.getLogger(__name__)
 
 PROJECT_KINDS = ("user_preference", "project_decision")
 # Pairs of items the conflict check compares at most (both kinds of conflict together). Items are
@@ -72,12 +80,15 @@ class AuditReport:
     stale_claims: list[StaleClaim] = field(default_factory=list)
     # the conflict check stopped at MAX_PAIR_CHECKS comparisons: the conflicts listed are some of them
     truncated: bool = False
+    # items from a turn where the gate and the model's own reading disagreed (`reader_disagreements.py`)
+    disagreements: list[ReaderDisagreement] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {"checked": self.checked, "duplicates": [f.as_json() for f in self.duplicates],
                                   "conflicts": [f.as_json() for f in self.conflicts],
                                   "stale_paths": [s.as_json() for s in self.stale_paths],
-                                  "stale_claims": [s.as_json() for s in self.stale_claims]}
+                                  "stale_claims": [s.as_json() for s in self.stale_claims],
+                                  "reader_disagreements": [d.as_json() for d in self.disagreements]}
         if self.truncated:  # only then: the contract's document is unchanged otherwise
             out["truncated"] = True
         return out
@@ -98,10 +109,7 @@ class _Item:
 
 
 def _paths(text: str) -> tuple[str, ...]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return ()
+    value = loads_column(text, None)
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
@@ -117,7 +125,7 @@ def run_audit(conn: sqlite3.Connection, repo: Path) -> AuditReport:
     budget = PairBudget()
     found = conflicts(items, budget)
     return AuditReport(len(items), duplicates(items), found, stale_paths(items, repo), stale_claims(conn, repo),
-                       truncated=budget.spent_out)
+                       truncated=budget.spent_out, disagreements=reader_disagreements(conn))
 
 
 # --------------------------------------------------------------------------- duplicates
@@ -350,12 +358,12 @@ def repository_files(repo: Path) -> list[str]:
     """Repository-relative POSIX paths of the files a glob is matched against (see the module doc)."""
     if (repo / ".git").exists():
         try:
-            out = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others",
-                                  "--exclude-standard"], capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=True)
-            files = [f for f in out.stdout.decode("utf-8", "surrogateescape").split("\0") if f]
+            out = run_git(repo, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                          timeout=GIT_TIMEOUT_SECONDS)
+            files = [f for f in out.decode("utf-8", "surrogateescape").split("\0") if f]
             return sorted(set(files))[:MAX_LISTED_FILES]
-        except (OSError, subprocess.SubprocessError):
-            pass  # no git on PATH, or it failed: walk
+        except GitError as exc:  # no git, a refusal (another user's repository), a timeout: walk
+            log.info("audit lists files by walking the folder: %s", exc)
     files: list[str] = []
     for top, dirs, names in os.walk(repo):
         dirs[:] = sorted(d for d in dirs if not (top == str(repo) and d in (".git", ".autopatch-j")))

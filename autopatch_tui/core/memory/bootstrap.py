@@ -68,7 +68,8 @@ def bootstrap_if_empty(db: Path, identity: StoreIdentity, now: float) -> bool:
 
 def open_or_create(db: Path, identity: StoreIdentity, now: float) -> Health:
     """Validate `db`; bootstrap it first when it is missing or empty. Never modifies a non-empty
-    file that fails validation, and never creates anything beside a degraded one."""
+    file, and never creates anything beside it (that is the caller's, after the deep check where
+    it is due)."""
     paths = StorePaths.for_db(db)
     health = preflight(paths) or inspect_store(db)
     if health.empty:
@@ -84,8 +85,4 @@ def open_or_create(db: Path, identity: StoreIdentity, now: float) -> Health:
         problem = write_problem(paths)
         if problem:
             return Health(False, health.schema_version, problem, cause=READ_ONLY, readable=True)
-        try:
-            ensure_gitignore(paths)
-        except UnsafePathError as exc:
-            return Health(False, health.schema_version, str(exc), cause=exc.cause)
-    return health
+    return health  # `.gitignore` of an existing store: `MemoryStore.reload`, once the checks that see damage passed

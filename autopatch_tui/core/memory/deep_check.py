@@ -141,12 +141,25 @@ def invariant_scan(conn: sqlite3.Connection) -> str | None:
     return None
 
 
+_DATABASE_HEADER = re.compile(r"^\*\*\* in database \S+ \*\*\*$")
+
+
+def first_problem(problems: list[str]) -> str:
+    """SQLite's first problem line (a row of a b-tree fault starts with the header line `*** in
+    database main ***`, which names no problem), at most 120 characters."""
+    for row in problems:
+        for line in row.splitlines():
+            line = line.strip()
+            if line and not _DATABASE_HEADER.match(line):
+                return line[:120]
+    return (problems[0].strip() if problems else "")[:120]
+
+
 def deep_problem(conn: sqlite3.Connection) -> tuple[str, str] | None:
     """(cause, diagnostic) of the first fault found in `conn`'s snapshot, or None."""
     problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()]
     if problems != ["ok"]:
-        first = problems[0].splitlines()[0][:120]
-        return CORRUPT, f"integrity check failed ({len(problems)} problem(s), first: {first})"
+        return CORRUPT, f"integrity check failed ({len(problems)} problem(s), first: {first_problem(problems)})"
     catalog = read_catalog(conn)
     problem = check_problem(conn, layout_ddl(catalog))
     if problem:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.constants import SCHEMA_VERSION
 from autopatch_tui.core.errors import MemoryStoreError, ReadOnlyPathError
@@ -74,10 +75,7 @@ def _convert(col: str, value: object) -> object:
 
 def _plain(col: str, value: object) -> object:
     if col in JSON_COLUMNS and isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
+        return loads_column(value, None)
     if col in TIME_COLUMNS and isinstance(value, (int, float)):
         return iso_utc(float(value))
     return value

@@ -3,10 +3,10 @@ search across turns, and a thread as Markdown. Reads only."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.errors import MemoryNotFoundError
 from autopatch_tui.core.secrets import mask
@@ -35,13 +35,15 @@ class TurnInfo:
     assistant_text: str
     scope_paths: tuple[str, ...]
     created_at: str
+    memory_used: tuple = ()  # the Memory items that reached its answer (`memory_used.UsedItem`), when read
 
 
 def _turn(row: sqlite3.Row) -> TurnInfo:
     """A turn for display or a thread's Markdown export: its texts with secrets masked (contracts §10;
     the store keeps the RAW turn as typed)."""
     return TurnInfo(row["id"], row["thread_id"], row["sequence"], row["intent"], row["state"], mask(row["user_text"]),
-                    mask(row["assistant_text"] or ""), tuple(json.loads(row["scope_paths"])), iso_utc(row["created_at"]))
+                    mask(row["assistant_text"] or ""), tuple(loads_column(row["scope_paths"], [])),
+                    iso_utc(row["created_at"]))
 
 
 def list_threads(conn: sqlite3.Connection) -> list[ThreadInfo]:

@@ -3,11 +3,11 @@ the user's audit operations (list, show, forget)."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass, field
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.clock import iso_utc
 from autopatch_tui.core.errors import MemoryNotFoundError, UsageError
 from autopatch_tui.core.ids import id_problem
@@ -49,7 +49,7 @@ class ItemFields:
 
 
 def _loads(text: str) -> list[str]:
-    value = json.loads(text)
+    value = loads_column(text, None)
     return [str(v) for v in value] if isinstance(value, list) else []
 
 

@@ -10,6 +10,9 @@ import re
 RULE_WORDS: dict[str, str] = {
     "secret": "it contains a secret (a key, a token or a password)",
     "one_off_scope": "one-off request",
+    "withdrawn": "you took it back",
+    "relayed": "someone else's words, not yours",
+    "ironic": "said ironically",
     "code_fact": "a fact about the code, not a decision",
     "hedged": "a maybe, not a decision",
     "undecided": "still an open point",
@@ -32,6 +35,7 @@ RULE_WORDS: dict[str, str] = {
     "inferred_counter_example": "a repeated correction you contradicted later",
     "empty_identity": "no subject, statement or quoted words",
     "quote_without_word": "no subject, statement or quoted words",
+    "model_reading": "read as someone else's words, a question, a maybe, taken back, irony or for this task only",
 }
 
 

@@ -4,7 +4,9 @@ Each extraction job's safe verdict is `rule:count` pairs joined by "." in `memor
 with no failure category (`pipeline.extraction.record_refusals`): the candidates the gate refused
 for that job's turn. `parse_verdict` reads one verdict, `refusal_counts` sums them over every
 extraction job. A value a hostile or foreign store holds outside the safe alphabet, or a pair that
-is not `name:count`, is skipped: only rule names and counts ever leave this module (§6)."""
+is not `name:count`, is skipped: only rule names and counts ever leave this module (§6).
+A verdict may also record where the gate and the model's own reading disagreed (`d-RULE:count`
+pairs, `pipeline.model_reading`): never counted as refusals, read by `parse_disagreements`."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sqlite3
 from collections import Counter
 
 _PAIR = re.compile(r"([a-z0-9_]{1,48}):([0-9]{1,6})")
+_DISAGREED = "d-"  # pipeline.model_reading.DISAGREEMENT_PREFIX (core.memory does not import the pipeline)
 
 
 def parse_verdict(rule: str | None) -> dict[str, int]:
@@ -22,6 +25,19 @@ def parse_verdict(rule: str | None) -> dict[str, int]:
         return {}
     for part in rule.split("."):
         m = _PAIR.fullmatch(part)
+        if m and int(m.group(2)) > 0:
+            out[m.group(1)] += int(m.group(2))
+    return dict(out)
+
+
+def parse_disagreements(rule: str | None) -> dict[str, int]:
+    """The readers' disagreements a verdict records (`d-RULE:count` pairs, `pipeline.model_reading`):
+    `"code_fact:1.d-model_reading:2"` → `{"model_reading": 2}`; {} for None or junk."""
+    out: Counter[str] = Counter()
+    if not isinstance(rule, str) or len(rule) > 64:
+        return {}
+    for part in rule.split("."):
+        m = _PAIR.fullmatch(part.removeprefix(_DISAGREED)) if part.startswith(_DISAGREED) else None
         if m and int(m.group(2)) > 0:
             out[m.group(1)] += int(m.group(2))
     return dict(out)
@@ -41,4 +57,4 @@ def refusals_line(counts: dict[str, int]) -> str:
     return " · ".join(f"{rule} {n}" for rule, n in counts.items())
 
 
-__all__ = ["parse_verdict", "refusal_counts", "refusals_line"]
+__all__ = ["parse_disagreements", "parse_verdict", "refusal_counts", "refusals_line"]

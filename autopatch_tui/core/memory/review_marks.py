@@ -12,9 +12,12 @@ beside the store — never inside `memory.db`, whose schema v4 is fixed.
   revision that replaces a kept one has a new ID, so it is `new` again; the kept one stays marked
   while it is the latest kept revision of a live chain (the inbox diffs against it), and a mark whose
   revision was forgotten or is no longer anybody's base is dropped at the next write (`review.prune`).
-- **Store.** The marks name the store and its clear generation (`memory_meta`): marks written for
-  another store, or before a `memory clear` (which bumps the generation; a clean store after a
-  degraded clear has a new creation time), are not this store's and count as none.
+- **Store.** The marks record the store they were written for (`memory_meta`: name, creation time,
+  clear generation). They count for the store with the same creation time and generation, whatever
+  its name: a copied or cloned checkout (`cp -a`) whose store was given a name of its own keeps its
+  marks, since they follow the revisions, not the name. Marks written before a `memory clear` (which
+  bumps the generation; a clean store after a degraded clear has a new creation time), or for
+  another store, are not this store's and count as none.
 - **Writers.** Every change is a read-modify-write under an exclusive `fcntl` lock on
   `.autopatch-j/review_marks.lock`, and the file is replaced atomically (a 0600 temp file, fsynced,
   renamed in the folder: `paths.write_private_text`), so two processes keeping items at once both
@@ -42,12 +45,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from autopatch_tui.core.bounded_json import LINK, JsonFileError, read_json
 from autopatch_tui.core.errors import AutopatchError, SymlinkRefusedError
 from autopatch_tui.core.paths import StorePaths, move_aside, open_dir, write_private_text
 
 FORMAT = "autopatch-review-marks"
 VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024  # ~1.5 M marks; a bigger file is not ours
+MAX_DEPTH = 8  # ours nests two levels (an object holding an object and a list): far deeper is not ours
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -64,6 +69,11 @@ class StoreStamp:
     name: str
     created_at: float
     generation: int
+
+    def holds_marks_of(self, other: StoreStamp) -> bool:
+        """Whether marks written for `other` are this store's: the same store file lineage (creation
+        time) and clear generation. The name is not compared: a copy renamed keeps its marks."""
+        return self.created_at == other.created_at and self.generation == other.generation
 
     def as_json(self) -> dict[str, object]:
         return {"name": self.name, "created_at": self.created_at, "generation": self.generation}
@@ -107,7 +117,7 @@ def kept_with_token(paths: StorePaths, stamp: StoreStamp) -> tuple[Token | None,
     key = str(paths.review_marks)
     with _cache_lock:
         hit = _cache.get(key)
-    if hit is not None and hit[0] == token and hit[1] == stamp:
+    if hit is not None and hit[0] == token and hit[1].holds_marks_of(stamp):
         return token, hit[2]
     doc = _read(paths)
     kept = _kept_of(doc, stamp, paths)
@@ -124,39 +134,25 @@ def _refused(paths: StorePaths, why: str) -> ReviewMarksError:
 
 
 def _read(paths: StorePaths) -> dict | None:
-    """The parsed document, or None when the file does not exist."""
+    """The parsed document, or None when the file does not exist. Read by the bounded reader
+    (`core/bounded_json.py`: no link, regular file, one hard link, size and nesting bounded, never
+    blocking); whatever it refuses is a `ReviewMarksError` sentence."""
     try:
         dfd = open_dir(paths.repo, paths.state_dir, create=False)
     except FileNotFoundError:
         return None
     try:
-        try:
-            fd = os.open(paths.review_marks.name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.EMLINK):
-                raise SymlinkRefusedError(f"{paths.review_marks} is a symbolic link; Memory never opens or writes "
-                                          "through a link", paths.review_marks) from None
-            raise _refused(paths, f"cannot be read ({type(exc).__name__})") from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _refused(paths, "is not a regular file")
-            if st.st_nlink > 1:
-                raise _refused(paths, "has more than one hard link")
-            if st.st_size > MAX_BYTES:
-                raise _refused(paths, f"is larger than {MAX_BYTES} bytes")
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                raw = fh.read(MAX_BYTES + 1)
-        finally:
-            os.close(fd)
+        doc = read_json(paths.review_marks.name, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH, dir_fd=dfd,
+                        single_link=True, shown=paths.review_marks)
+    except JsonFileError as exc:
+        if exc.reason == LINK:
+            raise SymlinkRefusedError(f"{paths.review_marks} is a symbolic link; Memory never opens or writes "
+                                      "through a link", paths.review_marks) from None
+        raise _refused(paths, exc.why) from None
     finally:
         os.close(dfd)
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise _refused(paths, "is not a JSON document") from None
+    if doc is None:
+        return None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise _refused(paths, f"is not a {FORMAT} document")
     if doc.get("version") != VERSION:
@@ -175,7 +171,7 @@ def _kept_of(doc: dict | None, stamp: StoreStamp, paths: StorePaths) -> frozense
         theirs = StoreStamp(str(store["name"]), float(store["created_at"]), int(store["generation"]))
     except (KeyError, TypeError, ValueError):
         raise _refused(paths, "has an invalid \"store\" field") from None
-    return frozenset(doc["kept"]) if theirs == stamp else frozenset()
+    return frozenset(doc["kept"]) if stamp.holds_marks_of(theirs) else frozenset()
 
 
 @contextmanager
@@ -190,7 +186,9 @@ def locked(paths: StorePaths) -> Iterator[None]:
             if exc.errno in (errno.ELOOP, errno.EMLINK):
                 raise SymlinkRefusedError(f"{paths.review_lock} is a symbolic link; Memory never opens or writes "
                                           "through a link", paths.review_lock) from None
-            raise
+            # a folder (EISDIR), a read-only folder, a FIFO without a reader...: a sentence, nothing marked
+            raise ReviewMarksError(f"{paths.review_lock} cannot be opened as a lock file "
+                                   f"({exc.strerror or type(exc).__name__}); nothing was marked — move it away") from None
     finally:
         os.close(dfd)
     try:

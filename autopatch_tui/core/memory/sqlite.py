@@ -3,6 +3,7 @@ SQLite lock errors turned into `MemoryBusyError`."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -69,6 +70,23 @@ def garbage_journal(path: Path) -> int | None:
     if not head or head[0] == 0 or head == JOURNAL_MAGIC:
         return None
     return size
+
+
+def in_wal_mode(path: Path) -> bool:
+    """Whether the database header says WAL (file format versions 2/2, bytes 18-19): a store this
+    app has opened for writing is; a shipped, copied or older tool's may be in rollback-journal
+    mode (1/1). Read without following a link and without blocking."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        head = os.pread(fd, 20, 0)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return head[18:20] == b"\x02\x02"
 
 
 def opened_file(conn: sqlite3.Connection) -> str:

@@ -90,3 +90,13 @@ def degraded_status(paths: StorePaths, schema_version: int, diagnostic: str, *,
         threads=0, turns=0, active_items=0, jobs=JobCounts(), failures=[],
         summary=summary_state(paths, None, force_stale=True),
     )
+
+
+def missing_status(paths: StorePaths) -> StatusReport:
+    """No store at `paths` (nothing was created): healthy and empty — schema_version 0 (no file),
+    no active thread, every count 0."""
+    return StatusReport(
+        state="healthy", db_path=str(paths.db), schema_version=0, supported_schema_version=SCHEMA_VERSION,
+        diagnostic=None, cause=None, generation=0, active_thread_id=None, threads=0, turns=0, active_items=0,
+        jobs=JobCounts(), failures=[], summary=summary_state(paths, None, force_stale=True),
+    )

@@ -23,8 +23,8 @@ from autopatch_tui.core.errors import MemoryDegradedError, MemoryStoreError, Uns
 from autopatch_tui.core.memory.bootstrap import StoreIdentity, open_or_create
 from autopatch_tui.core.memory.health import CORRUPT, MERGED, Health, check_runtime_invariants
 from autopatch_tui.core.memory.readonly import open_readonly
-from autopatch_tui.core.memory.sqlite import enable_wal
-from autopatch_tui.core.memory.store_files import open_verified
+from autopatch_tui.core.memory.sqlite import enable_wal, in_wal_mode
+from autopatch_tui.core.memory.store_files import ensure_gitignore, open_verified
 from autopatch_tui.core.memory.verdicts import Verdict, VerdictMemo, file_state
 from autopatch_tui.core.paths import StorePaths
 
@@ -70,10 +70,12 @@ class MemoryStore:
         return self.health.healthy
 
     def reload(self) -> Health:
-        """Validate (bootstrapping a missing file) and, when healthy, switch to WAL. A fault the
-        deep check remembered for exactly these files keeps the store degraded (nothing opened for
-        writing); the read-write connection then reads the invariants once more itself (a live
-        peer may have committed since the check read the file)."""
+        """Validate (bootstrapping a missing file) and, when healthy, write `.gitignore` and switch
+        to WAL. A fault the deep check remembered for exactly these files keeps the store degraded
+        (nothing opened for writing). A store not in WAL mode yet, whose verdict is not remembered,
+        is deep-checked first, before anything in its folder changes (issue 28 item 7). The
+        read-write connection then reads the invariants once more itself (a live peer may have
+        committed since the check read the file)."""
         self._drop_connections()
         self.verified = False
         self.health = open_or_create(self.paths.db, self.identity, self.clock.now())
@@ -84,6 +86,18 @@ class MemoryStore:
             self.health = Health(False, self.health.schema_version, known.diagnostic, cause=known.cause or CORRUPT)
             return self.health
         self.verified = known is not None
+        if not self.verified and not in_wal_mode(self.paths.db):
+            # A store this app never opened for writing (shipped by a repository, copied, an older
+            # tool's): nothing is written in its folder — no WAL switch, no `.gitignore` — before
+            # the deep check, the one that sees its damage, has passed.
+            self.verify()
+            if not self.health.healthy or not self.verified:
+                return self.health
+        try:
+            ensure_gitignore(self.paths)
+        except UnsafePathError as exc:
+            self.health = Health(False, self.health.schema_version, str(exc), cause=exc.cause)
+            return self.health
         enable_wal(self.conn())
         problem = check_runtime_invariants(self.conn())
         if problem:

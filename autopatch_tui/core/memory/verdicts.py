@@ -11,7 +11,8 @@ of the files it read, so a repeat open does not pay it again:
 - a verdict is kept only for a file last changed `SETTLED_SECONDS` before its check began, so a
   write in the same timestamp tick cannot repeat the state;
 - the per-user file `$AUTOPATCH_HOME/store-checks.json` (0600, written atomically, never through a
-  link) holds the last verdict of up to `MAX_STORES` stores, by the store's real path. A degraded
+  link, read bounded and without blocking: `core/bounded_json.py`) holds the last verdict of up to
+  `MAX_STORES` stores, by the store's real path. A degraded
   verdict lives there, never beside the store: a degraded store's folder is never written. A
   healthy verdict is trusted only while the state is exactly the one checked; a degraded one keeps
   the store degraded, without a write, until its files change (or `memory clear`).
@@ -29,14 +30,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autopatch_tui.core.bounded_json import JsonFileError, read_json
 from autopatch_tui.core.memory.sqlite import side_file
 
 log = logging.getLogger(__name__)
 SETTLED_SECONDS = 0.05
 MEMO_FILE = "store-checks.json"
 MAX_STORES = 64
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 8  # ours nests four levels (file, stores, one store, its state)
 FORMAT = "autopatch-store-checks"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 State = tuple[object, ...]
 
@@ -132,15 +135,10 @@ class VerdictMemo:
         path = self.path
         if path is None:
             return {}
-        try:
-            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
-        except OSError:
-            return {}  # missing, a link (never followed), unreadable: nothing remembered
-        try:
-            with os.fdopen(fd, "rb") as fh:
-                data = json.loads(fh.read(4 * 1024 * 1024))
-        except (OSError, ValueError) as exc:
-            log.debug("store check memo unreadable: %s", type(exc).__name__)
+        try:  # bounded, never blocking (a FIFO there), never through a link: `core/bounded_json.py`
+            data = read_json(path, max_bytes=MAX_FILE_BYTES, max_depth=MAX_DEPTH)
+        except JsonFileError as exc:  # damage costs a repeated check, never a command
+            log.debug("store check memo unreadable: %s", exc.reason)
             return {}
         stores = data.get("stores") if isinstance(data, dict) and data.get("format") == FORMAT else None
         return dict(stores) if isinstance(stores, dict) else {}

@@ -240,8 +240,8 @@ def emphasis(text: str) -> bool:
 REVERSAL = L.rx(
     L.en(r"(?:got|was|were|has been|have been|is being) (?:dropped|reverted|abandoned|cancell?ed|scrapped|rolled back|"
          r"undone|killed|shelved|overruled|replaced|reversed|walked back)", r"never (?:happened|shipped|stuck|landed)",
-         r"(?:we|they|the team|everyone) (?:dropped|reverted|abandoned|scrapped|undid|rolled back|moved off|migrated "
-         r"off|went back|backed out|changed (?:our|their) minds?|gave up on|ditched|dumped|binned|killed|replaced|"
+         r"(?:we|they|the team|everyone) (?:dropped|reverted|abandoned|scrapped|undid|rolled back|moved off|"
+         r"migrated off|went back|backed out|changed (?:our|their) minds?|gave up on|ditched|dumped|binned|killed|replaced|"
          r"walked away from|moved away from|switched away from|got rid of)",
          r"didn't (?:stick|happen|last|work out|go anywhere)", r"fell through"),
     r"后来(?:又)?(?:放弃|撤回|改回|取消|没用|没做|不用|作废)|已经(?:废弃|放弃|撤销|作废)|没(?:能)?落地|不了了之",

@@ -84,12 +84,17 @@ _TYPO = _typos()
 _WORD = re.compile(r"[a-z]{4,}")
 
 
+# markdown form around a rule line (issue 29): a list bullet or number, a heading mark, bold/underline
+# emphasis ("- **Testing:** run the suite before a PR" reads as "testing: run the suite before a PR")
+_MARKDOWN = re.compile(r"^(?:[-*+•]|\d{1,2}[.)]|#{1,6})\s+|\*\*|__")
+
+
 def normalize(text: str) -> str:
     """NFKC, zero-width characters removed, case-folded, straight apostrophes, whitespace collapsed,
-    chat abbreviations spelled out ("pls" → "please", "dont" → "don't", "rn" → "right now"), one-slip
-    typos of the readers' key words corrected ("alwasy" → "always")."""
+    markdown bullets and emphasis dropped, chat abbreviations spelled out ("pls" → "please", "dont" →
+    "don't", "rn" → "right now"), one-slip typos of the readers' key words corrected ("alwasy" → "always")."""
     text = _CONTROL.sub(" ", _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))).translate(_APOSTROPHES)
-    text = " ".join(text.casefold().split())
+    text = _MARKDOWN.sub("", " ".join(text.casefold().split()))
     if text.isascii() or any(ch.isascii() and ch.isalpha() for ch in text):
         text = _ABBREVIATIONS.sub(lambda m: _SPELLED[m.lastindex or 0], text)
         text = _WORD.sub(lambda m: _TYPO.get(m.group(0), m.group(0)), text)
@@ -106,8 +111,8 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     (r"\buntil (?:further notice|(?:i|we) (?:say|decide|tell you) otherwise|told otherwise|(?:i|we) change "
      r"(?:it|this|that|my mind|our minds))\b", LASTING),
     # a start point: "from here on", "from this release onwards", "starting today"
-    (r"\bfrom (?:here|there|this (?:point|moment|day|release|version|sprint|commit|pr)|today|now|this point "
-     r"forward|the next (?:release|version|sprint))(?: on(?:wards?)?| forward| out)?\b"
+    (r"\bfrom (?:here|there|this (?:point|moment|day|release|version|sprint|commit|pr)|today|now|"
+     r"this point forward|the next (?:release|version|sprint))(?: on(?:wards?)?| forward| out)?\b"
      r"|\bstarting (?:today|now|from (?:today|now|here)|with (?:this|the next) \w+)\b"
      r"|\b(?:as of|in|with|from) (?:this|the next) (?:release|version|major|minor)(?: on(?:wards?)?)?\b", LASTING),
     # a negated limit, plain, contracted or copular: "not just for this PR", "this isn't only for the
@@ -136,11 +141,28 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p
     (r"(?:没得|没什么好|没有什么好|不用|无需|不必|不需要|没有)再?(?:商量|讨论|考虑|犹豫|争论)(?:的)?|毫无疑问|没有疑问|不容置疑", LASTING),
     # a kind, a manner, a presentation: not a place
     (r"\b(?:this|that|these|those) (?:kinds?|types?|sorts?|class|classes|category) of\b", "such"),
-    (r"\b(?:like this|like that|this way|that way|this style|this pattern|this format|this convention|this "
-     r"approach|this rule|this naming|this layout|this structure|this idea|this plan|this proposal)\b", "such"),
+    (r"\b(?:like this|like that|this way|that way|this style|this pattern|this format|this convention|"
+     r"this approach|this rule|this naming|this layout|this structure|this idea|this plan|this proposal)\b", "such"),
     (r"\bhere(?:'s| is) (?:the|my|our) (?:call|deal|verdict)\b", "final call"),  # a decision frame, no place
     (r"\bhere(?:'s| is| are)\b", " "),
     (r"\bnever ?mind\b", "ok"),  # a cancellation, no prohibition
+    # a rule in the shape of a complaint (issue 29): a complaint about having to repeat it says the rule
+    # stands ("how many times do I have to say it…", "for the hundredth time,", "每次都要我提醒"), and a
+    # rhetorical "why do you keep X-ing …?" is "stop X-ing …", no question
+    (r"\bhow many (?:more )?times (?:do|must|should|have|did|will) (?:i|we) (?:have to |need to |got to )?(?:say|tell you|"
+     r"repeat|ask|remind you|mention)(?: (?:this|it|that))?(?: again)?\b[?!.…]*"
+     r"|\bfor the (?:\w+th|last|nth|umpteenth|\d+(?:st|nd|rd|th)) time\b"
+     r"|\bwhy (?:do|must) (?:i|we) (?:always |still |keep )?(?:have to |having to )?(?:tell|remind|ask) you"
+     r"(?: (?:this|that|again))*\b[?!.…]*"
+     r"|\b(?:i've|i have) (?:told|asked|reminded) you (?:this |that )?(?:a (?:hundred|million|thousand) times|"
+     r"(?:so )?many times|before|already|twice)\b", LASTING),
+    (r"\bwhy (?:do|are|must|did) you (?:keep |always |still )+(?:on )?([a-z]+ing\b[^?]*)\?", LASTING + r" stop \1"),
+    (r"(?:每次|老是|总是|还)都?(?:要|得)我(?:来)?(?:提醒|说|讲|强调)(?:一遍|一次|几遍|几次)?"
+     r"|(?:说|讲|提醒|强调)了?(?:多少|几|无数|好多)(?:次|遍)了?", LASTING),
+    # "we … here" is where the team works, not a place in the code: "we don't do that here", "not how we
+    # do things around here" (a plain "here" stays local: "put the helper in here")
+    (r"\b((?:we|we're|we are)(?: (?:don't|do not|never|always|usually|only|generally))?(?: do)? (?:that|this|it|things|"
+     r"such)(?: that way| this way)?)\s(?:around |in )?here\b", r"\1"),
     # Chinese: a start point, a negated limit, universality, a deferral holding 以后, a kind or manner
     (r"从[^，。,、]{0,10}?(?:开始|起)(?!来)", LASTING),
     (r"(?:此后|今后|往后|自此)", "以后"),

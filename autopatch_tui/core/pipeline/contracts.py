@@ -30,6 +30,14 @@ class SourceOut(_Strict):
     quote: NonBlank
 
 
+class EvidenceOut(_Strict):
+    """The model's own reading of the user's quoted words (contracts §3.1, optional)."""
+
+    speaker: Literal["user", "relayed"]
+    stance: Literal["asserted", "asked", "hedged", "withdrawn", "ironic"]
+    scope: Literal["lasting", "this_task", "conditional"]
+
+
 class CandidateOut(_Strict):
     kind: Kind
     subject: NonBlank
@@ -42,6 +50,8 @@ class CandidateOut(_Strict):
     aliases: list[Short] = Field(max_length=32)
     keywords: list[Short] = Field(max_length=32)
     sources: list[SourceOut] = Field(min_length=1, max_length=C.MAX_SOURCES_PER_CANDIDATE)
+    # the model's reading (optional; None = the gate alone judges): `model_reading.py`
+    evidence: EvidenceOut | None = None
 
 
 class ExtractionOut(_Strict):

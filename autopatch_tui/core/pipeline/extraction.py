@@ -26,7 +26,7 @@ from autopatch_tui.core.pipeline.extraction_payload import (
 )
 from autopatch_tui.core.pipeline.extraction_rules import (
     Verdict,
-    safe_summary,
+    job_verdict,
     validate_extraction,
 )
 from autopatch_tui.core.pipeline.model_io import MemoryModel
@@ -104,18 +104,21 @@ def record_refusals(conn: sqlite3.Connection, lease: jobs.Lease, verdict: Verdic
     """Each refusal's rule on the extraction job of the turn its candidate's first batch user source
     belongs to (the batch's first job when it has none), as that job's safe verdict: `rule:count`
     pairs in `failure_rule` with no failure category — no failure, shown in the job diagnostics and
-    counted by `memory status` (`refusals.refusal_counts`). A turn's refusals are read from its job."""
-    per_turn = verdict.by_turn()
-    if not per_turn:
+    counted by `memory status` (`refusals.refusal_counts`). A turn's refusals are read from its job.
+    Where the gate and the model's own reading disagreed, `d-RULE:count` pairs follow
+    (`extraction_rules.job_verdict`, `model_reading.py`)."""
+    per_turn, disagreed = verdict.by_turn(), verdict.disagreements_by_turn()
+    if not per_turn and not disagreed:
         return
     marks = ",".join("?" * len(lease.job_ids))
     job_of = {turn: job for job, turn in conn.execute(
         f"SELECT id, turn_id FROM memory_jobs WHERE id IN ({marks})", lease.job_ids)}
-    per_job: dict[str, Counter[str]] = {}
-    for turn, counts in per_turn.items():
-        per_job.setdefault(job_of.get(turn, lease.job_ids[0]), Counter()).update(counts)
-    for job, counts in per_job.items():
-        conn.execute("UPDATE memory_jobs SET failure_rule = ? WHERE id = ?", (safe_summary(counts), job))
+    per_job: dict[str, tuple[Counter[str], Counter[str]]] = {}
+    for which, by_turn in enumerate((per_turn, disagreed)):
+        for turn, counts in by_turn.items():
+            per_job.setdefault(job_of.get(turn, lease.job_ids[0]), (Counter(), Counter()))[which].update(counts)
+    for job, (refused, disagreements) in per_job.items():
+        conn.execute("UPDATE memory_jobs SET failure_rule = ? WHERE id = ?", (job_verdict(refused, disagreements), job))
 
 
 def insert_candidate(conn: sqlite3.Connection, cand: CandidateOut, *, job_id: str | None, consolidation_job_id: str,

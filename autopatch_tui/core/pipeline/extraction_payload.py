@@ -7,12 +7,12 @@ the payload so that provenance is checked against it."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.llm.json_reply import dump_json_payload
 from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.pipeline.projection import project_text
@@ -36,7 +36,7 @@ class TurnView:
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> TurnView:
         return cls(row["id"], row["sequence"], row["intent"], row["state"], row["user_text"],
-                   row["assistant_text"] or "", json.loads(row["scope_paths"]), json.loads(row["evidence_keys"]))
+                   row["assistant_text"] or "", loads_column(row["scope_paths"], []), loads_column(row["evidence_keys"], []))
 
     def as_payload(self, user: str | None = None, assistant: str | None = None) -> dict[str, object]:
         return {"turn_id": self.turn_id, "sequence": self.sequence, "intent": self.intent, "state": self.state,

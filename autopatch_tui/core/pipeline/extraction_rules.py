@@ -11,9 +11,11 @@ Two kinds of findings:
   batch user source (`Verdict.refusals`), so a turn's refusals land on its own job.
 The repaired reply goes through every rule again: a Chinese decision whose aliases still do not
 cover it after the one repair is refused (`cjk_decision_needs_english_alias`), never tolerated.
-Strength and recall follow the evidence: `hard` + `always` exactly when the gate read the clause as
-lasting, else `soft` + `on_match` (changes counted as adjustments); inferred repetitions and
-discussions are always `soft` + `on_match`."""
+Strength and recall follow the spec, never "kept but lowered": a candidate the gate keeps is the
+user's explicit or adopted lasting statement (anything it cannot read so is refused with a rule), so
+it is `hard` (explicit) + `always` (it lasts: a standing rule stated without a limit lasts); changes
+from the model's proposal are counted as adjustments. Inferred repetitions and discussions are always
+`soft` + `on_match`."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from dataclasses import dataclass, field
 from autopatch_tui.core.pipeline import markers as M
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
+from autopatch_tui.core.pipeline.model_reading import DISAGREEMENT_PREFIX, second_reading
+from autopatch_tui.core.pipeline.model_reading import RULE as MODEL_READING_RULE
 from autopatch_tui.core.pipeline.secret_gate import SECRET_RULE, candidate_has_secret
 from autopatch_tui.core.pipeline.semantic_gate import (
     aliases_cover_decision,
@@ -54,6 +58,21 @@ def safe_summary(counts: Counter[str], limit: int = 64) -> str | None:
     return out or None
 
 
+def job_verdict(refusals: Counter[str], disagreements: Counter[str], limit: int = 64) -> str | None:
+    """A job's safe verdict: its refusal pairs (`safe_summary`), then the readers' disagreements as
+    `d-RULE:count` pairs (`model_reading.py`), within `limit` characters. When the readers disagreed,
+    room is kept for the first disagreement pair, so `memory audit` can always see it."""
+    ordered = sorted(disagreements.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [f"{DISAGREEMENT_PREFIX}{rule}:{n}" for rule, n in ordered]
+    reserve = len(parts[0]) + 1 if parts else 0
+    out = safe_summary(refusals, limit - reserve) or ""
+    for part in parts:
+        if len(out) + len(part) + (1 if out else 0) > limit:
+            break
+        out = f"{out}.{part}" if out else part
+    return out or None
+
+
 @dataclass
 class Verdict:
     violations: list[Violation] = field(default_factory=list)
@@ -61,27 +80,48 @@ class Verdict:
     # (rule, turn ID of the candidate's first batch user source or None), one per refused candidate
     refusals: list[tuple[str, str | None]] = field(default_factory=list)
     adjusted: Counter[str] = field(default_factory=Counter)
+    # the refused candidates themselves, for rescue (`refused_store`): (rule, turn ID, candidate)
+    refused: list[tuple[str, str | None, CandidateOut]] = field(default_factory=list)
+    # (rule, turn) where the gate and the model's own reading disagree (`model_reading.py`)
+    disagreements: list[tuple[str, str | None]] = field(default_factory=list)
 
     @property
     def rejected(self) -> Counter[str]:
         return Counter(rule for rule, _ in self.refusals)
 
     def refuse(self, rule: str, cand: CandidateOut, inp: ExtractionInput) -> None:
-        turn = next((s.turn_id for s in cand.sources if s.role == "user" and s.turn_id in inp.batch_ids), None)
+        turn = _turn_of(cand, inp)
         self.refusals.append((rule, turn))
+        self.refused.append((rule, turn, cand))
+
+    def disagree(self, rule: str, cand: CandidateOut, inp: ExtractionInput) -> None:
+        self.disagreements.append((rule, _turn_of(cand, inp)))
 
     def safe_summary(self, limit: int = 64) -> str | None:
         return safe_summary(self.rejected, limit)
 
     def by_turn(self) -> dict[str | None, Counter[str]]:
         """Refusal counts per turn ID (None: a candidate without a batch user source)."""
-        out: dict[str | None, Counter[str]] = {}
-        for rule, turn in self.refusals:
-            out.setdefault(turn, Counter())[rule] += 1
-        return out
+        return _per_turn(self.refusals)
+
+    def disagreements_by_turn(self) -> dict[str | None, Counter[str]]:
+        """The readers' disagreements per turn ID, as `by_turn`."""
+        return _per_turn(self.disagreements)
 
     def blocking(self) -> list[Violation]:
         return self.violations
+
+
+def _turn_of(cand: CandidateOut, inp: ExtractionInput) -> str | None:
+    """The turn of the candidate's first batch user source (None when it has none)."""
+    return next((s.turn_id for s in cand.sources if s.role == "user" and s.turn_id in inp.batch_ids), None)
+
+
+def _per_turn(pairs: list[tuple[str, str | None]]) -> dict[str | None, Counter[str]]:
+    out: dict[str | None, Counter[str]] = {}
+    for rule, turn in pairs:
+        out.setdefault(turn, Counter())[rule] += 1
+    return out
 
 
 def _in_sent(inp: ExtractionInput, turn_id: str, role: str, quote: str) -> bool:
@@ -178,10 +218,11 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
     return None
 
 
-def _standing(cand: CandidateOut, lasting: bool, verdict: Verdict) -> CandidateOut:
-    """Strength and recall from the evidence: hard + always exactly when the clause lasts."""
-    if cand.origin == "inferred_repetition" or cand.kind == "discussion_context":
-        lasting = False
+def _standing(cand: CandidateOut, verdict: Verdict) -> CandidateOut:
+    """Strength and recall of a kept candidate: an explicit or adopted preference or decision the
+    gate kept is a lasting statement (a limited, hedged, relayed, withdrawn … one is refused, never
+    lowered): hard + always; an inferred repetition or a discussion: soft + on_match."""
+    lasting = cand.origin != "inferred_repetition" and cand.kind != "discussion_context"
     want = {"strength": "hard" if lasting else "soft", "recall_mode": "always" if lasting else "on_match"}
     changes = {k: v for k, v in want.items() if getattr(cand, k) != v}
     for k in changes:
@@ -205,6 +246,11 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repai
         rule = SECRET_RULE if candidate_has_secret(cand) else _policy(cand, inp, turns)
         judgement = None if rule else refuse_candidate(cand, inp, turns)
         rule = rule or (judgement.rule if judgement else None)
+        # the model's own reading (`evidence`), beside the gate's: kept only when neither refuses
+        second = second_reading(cand, rule, bool(judgement and judgement.lasting))
+        if second.disagreement and rule != SECRET_RULE:  # a secret is no reading to disagree on
+            verdict.disagree(second.disagreement, cand, inp)
+        rule = rule or (MODEL_READING_RULE if second.refuses else None)
         if rule:
             verdict.refuse(rule, cand, inp)
             continue
@@ -217,8 +263,8 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repai
                 verdict.violations.append(Violation(ALIAS_RULE, f"candidates[{i}].aliases"))
             continue
         # judgement None: the gate is switched off (bench/quality.py --baseline): the model's standing
-        verdict.accepted.append(_standing(cand, judgement.lasting, verdict) if judgement else cand)
+        verdict.accepted.append(_standing(cand, verdict) if judgement else cand)
     return verdict
 
 
-__all__ = ["ALIAS_RULE", "Verdict", "Violation", "safe_summary", "validate_extraction"]
+__all__ = ["ALIAS_RULE", "Verdict", "Violation", "job_verdict", "safe_summary", "validate_extraction"]

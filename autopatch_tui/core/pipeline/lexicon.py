@@ -72,8 +72,8 @@ _LOCAL_NOUNS = (r"patch(?:es)?|diffs?|prs?|pull requests?|mrs?|merge requests?|c
                 r"sections?|paragraphs?|tables?|examples?|hunks?|variables?|vars?|params?|parameters?|"
                 r"arguments?|answers?|repl(?:y|ies)|responses?|messages?|explanations?|questions?|outputs?|"
                 r"demo|release|version|sprint|iteration|week|weekend|morning|afternoon|evening|time|once|session|"
-                r"conversation|chat|thread|discussion|review|helper|handler|service|folder|directory|dir|repo "
-                r"branch|hotfix|workaround|draft|revision|attempt|try|experiment|spike|prototype|poc")
+                r"conversation|chat|thread|discussion|review|helper|handler|service|folder|directory|dir|"
+                r"hotfix|workaround|draft|revision|attempt|try|experiment|spike|prototype|poc")
 LOCAL_SCOPE = rx(
     re.escape(LOCAL),
     en(r"(?:just |only )?(?:this|that) (?:time|once|one time)", r"just once", r"for once", r"one[- ]off",
@@ -168,10 +168,9 @@ be do get have try aim strive lean place attach append prepend insert break chun
 capitalize lowercase uppercase abbreviate translate localize prioritize prioritise minimize maximize reduce increase
 decrease lower bound clamp truncate cut omit ignore silence suppress hide expose route proxy throttle debounce cancel
 abort kill restart reload refresh rebuild reinstall install uninstall structure organize organise model design plan
-prototype go speak talk communicate respect honor keep-in-mind unit-test stay separate isolate split-out centralize
+prototype go speak talk communicate respect honor keep-in-mind unit-test separate isolate split-out centralize
 consolidate generate regenerate emit produce show display render highlight summarize summarise explain describe tell
-show walk state note page ping notify email message cc mention flag escalate alert share publish post send report
-reply quote explain summarize translate lead open close attach upload download back up backup restore archive
+walk state note page ping email message cc escalate share post report upload download back up backup restore archive
 """.split())
 # Closed-class words that never head an imperative: prepositions, conjunctions, interjections,
 # pronouns, determiners, time and degree adverbs. An open-class word heading a clause and followed
@@ -183,7 +182,7 @@ throughout till to toward towards under underneath unless until up upon via with
 because although though whereas whether if once while when whenever where wherever what which who whom whose why how
 i me my mine we us our you your he him his she her it its they them their this that these those here there
 a an the some any no every each all both either neither half most many much more less few several enough such
-yes yeah yep no nope ok okay hey hi hello oh ah uh um hmm wow oops sorry thanks thank please great nice cool fine
+yes yeah yep nope ok okay hey hi hello oh ah uh um hmm wow oops sorry thanks thank please great nice cool fine
 sure well anyway also just only even still already again too very really quite rather almost maybe perhaps
 weird strange funny odd interesting crazy awesome glad sad bummer shame pity surprising amazing reminder ps note
 now then today tonight tomorrow yesterday soon later earlier recently lately sometimes often usually never always
@@ -215,6 +214,9 @@ FREQUENCY = frozenset("always never usually often sometimes normally typically g
 
 EN_PROHIBITION = re.compile(r"^(?:don't|do not|never|no more|stop|avoid|quit|refrain from|no need to)\b"
                             r"|^no (?!problem|worries|idea|way|thanks|thank|doubt|objection)[a-z]")
+# "No X" with an aspect adverb of a state is a description, not a prohibition (issue 29): "no CI for the
+# docs site yet", "no Docker image so far" (beside "No default exports", a rule)
+EN_STATE_ASPECT = re.compile(en(r"yet", r"so far", r"as of (?:now|today|yet)", r"currently", r"at the moment", r"still"))
 EN_LETS = re.compile(r"^(?:let's|let us)\b(?! (?:see|think|discuss|talk|revisit|wait|hold|come back|circle back|park"
                      r"|table|decide|figure|look into|check|explore|consider|brainstorm|sleep|chat|meet|sync))")
 EN_REMEMBER = re.compile(r"^(?:make sure|be sure|ensure|remember|keep in mind|bear in mind|note that|mind that|"
@@ -368,15 +370,14 @@ ZH_HEDGE = re.compile(r"也许|(?<!尽)可能(?!性)|或许|大概|大约|估计
 
 # ------------------------------------------------------------------------------ facts
 
-# A statement of what code, configuration, dependencies, CI or a test run is or did. Refused when
-# the clause carries no directive; the words only name the rule, they never decide a keep.
-EN_FACT = re.compile(
-    r"\b(?:is|are|was|were|'s|has|have|had|uses|runs|targets|listens|depends|contains|lives|sits|points|returns|"
-    r"takes|passed|failed|broke|ran|merged|deployed|shipped|released|built|compiled|installed|pinned|configured|"
-    r"defaults to|currently|right now|at the moment|as of|already|still|green|red)\b|\d")
+# Chinese state markers: a bare "use" (用) with one of them is a description, not an instruction
+# (the English declarative is refused by its mood alone: an unused word list of its verbs pinned nothing)
 ZH_FACT = re.compile(
     r"现在|目前|当前|眼下(?!先)|已经|已(?!决定|确定)|正在|在用|用的是|的是|版本是|是\s*v?\d|为\s*v?\d|都是|全是|全部是|一直是"
     r"|过了|通过了|挂了|了\s*$|配置为|设置为|配置成|监听|依赖|跑在|部署在|默认是|默认为|(?<!不)是|有\s*\d|\d")
+# a command listing (issue 29): a label and nothing but code spans (masked to "code"): "Format: `cargo fmt
+# --all`", "- 测试：`pytest -q`" says how the repo is run, no rule ("Format: run `cargo fmt` before a PR" is one)
+COMMAND_LISTING = re.compile(r"^(?:[^:：,，]{1,40}[:：=]\s*)?code(?:\s*(?:,|/|or|and|&&|;|\|)?\s*code)*\s*[.。]?$")
 # a declarative that is no statement about the project: thanks, greetings, apologies, exclamations
 SMALL_TALK = re.compile(r"^(?:thanks|thank you|great|nice|cool|awesome|wow|lol|haha|sorry|oops|hello|hi|hey|good "
                         r"(?:morning|night|job)|well done|谢谢|感谢|哈哈|不好意思|辛苦了|你好)")
@@ -407,8 +408,8 @@ AFFIRMATIVE = rx(
 NOT_CONFIRMED = rx(
     r"^(?:no|nope|nah|not|never mind|don't|hmm+|hm+|wait|hold on|uh+)\b",
     en(r"not (?:yet|now|sure|really|that|this|quite|convinced|so sure|a fan|for now)", r"don't (?:do|change|bother|"
-       r"think so)", r"let's not", r"rather not", r"never mind", r"no thanks", r"keep (?:it|things|the \w+|the current "
-       r"\w+|what we have) (?:as (?:is|it is)|unchanged|the same)", r"leave (?:it|things) (?:as is|alone|be)",
+       r"think so)", r"let's not", r"rather not", r"never mind", r"no thanks", r"keep (?:it|things|the \w+|"
+       r"the current \w+|what we have) (?:as (?:is|it is)|unchanged|the same)", r"leave (?:it|things) (?:as is|alone|be)",
        r"later", r"let me (?:think|check|sleep|get back|ask|run it by|talk)", r"i'll think", r"think (?:about it|it over)",
        r"sleep on it", r"check with", r"run it by", r"ask (?:the team|my lead|around|my manager)", r"get back to you",
        r"hold off", r"wait", r"revisit", r"come back to", r"on hold", r"not sure", r"unsure",
@@ -463,7 +464,13 @@ PROPOSAL = rx(
        r"what about", r"why not", r"consider", r"(?:the )?(?:best|better|simplest|cleanest|safest|easiest) (?:option|"
        r"approach|choice|way|bet|fix|solution|path) (?:is|would be|here is)", r"it(?:'s| is| would be) (?:best|better|"
        r"wiser|safer|simpler|cleaner) to", r"better to", r"(?:one|another) option", r"option \w+:", r"proposal:",
-       r"suggestion:", r"recommendation:", r"shall we", r"i'd go with", r"go with", r"switch to", r"stick with"),
+       r"suggestion:", r"recommendation:", r"shall we", r"i'd go with", r"go with", r"switch to", r"stick with",
+       # a proposal without "I" (issue 29): "Suggest we …", "Might be worth vendoring it.", "Probably best to
+       # pin it.", "Moving X into Y would cut the duplication." (a gerund subject under "would")
+       r"^(?:suggest|propose|recommend)(?:ing)?", r"(?:might|may|could|would) be worth",
+       r"^worth (?!noting|mentioning|knowing|remembering)[a-z]+ing",
+       r"^(?:probably |maybe |likely )?(?:best|wisest|safest|simplest|easiest) (?:to|if)",
+       r"^(?!(?:no|some|any|every)?thing\b)[a-z]+ing\b(?:[^.?!]|\.(?=\S)){0,80}\bwould\b(?! have)"),
     r"建议|推荐|我们可以|可以考虑|不如|要不|最好|应该|我倾向|我的建议|方案是|我提议|提议|可以改成|改成|换成|统一|采用|我们就|我觉得可以|咱们",
 )
 TENTATIVE_HEAD = re.compile(r"^(?:maybe|perhaps|possibly)\s+")

@@ -231,8 +231,8 @@ ALIAS_ACTION_TERMS = frozenset("""
     banned removal deletion deprecation sunset phase rollback revert compile target choose choice pick offline
     shutdown decommission freeze lock isolate separate centralize consolidate unify unified consistent throttle deny
     block gate check test parameterize parameterized every all each per first before after max min
-    issue mint grant revoke rely depend serve own expose emit provide generate route proxy sign publish
-    temporary ephemeral expiring immutable optional alone solely exclusively mandatory private internal
+    issue mint grant revoke rely depend serve own expose emit provide generate route proxy publish
+    temporary ephemeral expiring immutable optional alone solely exclusively private internal
     """.split())
 
 
@@ -303,6 +303,29 @@ def alias_action_words(alias: str) -> list[str]:
                 or (stem and (w.endswith(("ing", "ed")) or i < len(words) - 1))
                 # any word after a negation or a modal is its verb: "don't rely on colour alone"
                 or (prev in _VERB_CONTEXT and prev not in ("no", "every", "all") and w.isalpha() and len(w) > 2
-                    and w not in _FUNCTION)):
+                    and w not in _FUNCTION)
+                or (i == 0 and _heads_verb_phrase(words))):
             out.append(w)
     return out
+
+
+# prepositions that take a verb's second argument ("transcode images to webp", "derive docs from comments")
+_ARGUMENT_PREPOSITIONS = frozenset("to into from with via through onto over before after instead".split())
+_VERB_SUFFIXES = ("ize", "ise", "ify", "ate")
+
+
+def _heads_verb_phrase(words: list[str]) -> bool:
+    """Whatever its verb (issue 29: no fixed list of actions), an alias of three or more words is a
+    verb phrase when its first word is no function word nor a plural and it has the shape verb +
+    object + prepositional argument ("transcode images to webp"), or the verb carries a verbal suffix
+    ("memoize expensive selectors"). A noun phrase ("webp image format", "docs from comments") is not."""
+    w = words[0] if words else ""
+    if len(words) < 3 or not w.isalpha() or w in _FUNCTION or w in _VERB_CONTEXT or len(w) < 3:
+        return False
+    from autopatch_tui.core.pipeline.lexicon import FUNCTION_WORDS
+
+    if w in FUNCTION_WORDS or (w.endswith("s") and not w.endswith("ss")):
+        return False
+    if w.endswith(_VERB_SUFFIXES):
+        return True
+    return any(x in _ARGUMENT_PREPOSITIONS for x in words[2:])

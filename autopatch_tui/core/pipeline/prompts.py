@@ -11,7 +11,7 @@ PROMPT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
     ("Skip the docs this time, but from now on every module gets a README.", "from now on every module gets a README",
      "keep, hard/always (quote the second clause)"),
     ("House rule: every migration has a down step.", None, "keep, hard/always"),
-    ("测试用 pytest，不要用 unittest。", None, "keep, soft/on_match"),
+    ("测试用 pytest，不要用 unittest。", None, "keep, hard/always"),
     ("For this answer, keep it short.", None, "refuse: one-off"),
     ("这次先不写测试。", None, "refuse: one-off"),
     ("The worker pool has eight threads.", None, "refuse: code fact"),
@@ -22,6 +22,30 @@ PROMPT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
     ("Until the audit is over, don't merge auth changes.", None, "refuse: one-off"),
     ("The backup job always runs at 2am.", None, "refuse: code fact"),
 )
+
+# Examples of the `evidence` reading (contracts §3.1; `model_reading.py`): (user words, quoted clause or
+# None = all of it, evidence, outcome). tests/pipeline/test_prompts.py runs each one through the
+# extraction validation with its evidence: both readers together give the outcome.
+EVIDENCE_EXAMPLES: tuple[tuple[str, str | None, dict[str, str], str], ...] = (
+    ("Always pin exact versions in requirements.txt.", None,
+     {"speaker": "user", "stance": "asserted", "scope": "lasting"}, "keep, hard/always"),
+    ("Whenever you add an endpoint, add its OpenAPI entry too.", None,
+     {"speaker": "user", "stance": "asserted", "scope": "conditional"}, "keep, hard/always"),
+    ("Bob wants every PR squashed before merge.", None,
+     {"speaker": "relayed", "stance": "asserted", "scope": "lasting"}, "refuse: someone else's words"),
+    ("use pnpm for everything. actually no, scratch that, npm stays", "use pnpm for everything.",
+     {"speaker": "user", "stance": "withdrawn", "scope": "lasting"}, "refuse: taken back"),
+    ("sure, let's hand-roll our own crypto, what could possibly go wrong 🙃", "let's hand-roll our own crypto",
+     {"speaker": "user", "stance": "ironic", "scope": "lasting"}, "refuse: irony"),
+    ("Fix the flaky test in test_api.py first.", None,
+     {"speaker": "user", "stance": "asserted", "scope": "this_task"}, "refuse: this task only"),
+)
+
+
+def _evidence_line(text: str, quote: str | None, ev: dict[str, str], outcome: str) -> str:
+    quoted = f' (quote "{quote}")' if quote else ""
+    return f'"{text}"{quoted} -> {ev["speaker"]}/{ev["stance"]}/{ev["scope"]} -> {outcome}'
+
 
 EXTRACTION_TEMPLATE = """You maintain the long-term project Memory of a code assistant.
 You receive one JSON object: a conversation thread's previous checkpoint, the adjacent previous turn,
@@ -35,7 +59,11 @@ candidates (0..32): only durable knowledge worth remembering across threads. Eac
 kind ("user_preference" | "project_decision" | "discussion_context"), subject, statement, content,
 strength ("hard" | "soft"), origin ("explicit" | "adopted_proposal" | "inferred_repetition"),
 recall_mode ("always" | "on_match"), applies_to_paths [str], aliases [str], keywords [str],
-sources [{"turn_id", "role": "user" | "assistant", "quote"}] (1..8).
+sources [{"turn_id", "role": "user" | "assistant", "quote"}] (1..8), and evidence: your own reading of
+the user's quoted words {"speaker": "user" | "relayed" (someone else's words passed on: a colleague, a doc,
+a pasted message or log), "stance": "asserted" | "asked" | "hedged" | "withdrawn" (taken back, then or
+later) | "ironic", "scope": "lasting" | "this_task" (this time, this file, until an event) | "conditional"
+(a lasting rule that applies when its condition holds)}. Only user + asserted + lasting/conditional is kept.
 
 Evidence rules (a program checks every candidate the same way and drops the ones that break them):
 - Every quote is copied verbatim (exact substring) from the text of that turn and role in the input.
@@ -60,9 +88,8 @@ Evidence rules (a program checks every candidate the same way and drops the ones
   Cite BOTH the assistant's proposal (a suggestion, not a question or a report) and the user's reply.
 - discussion_context: an undecided project trade-off the user raised and wants to continue. Cite the
   user only; no code facts; no outcome the user did not state ("X wins", 已确认).
-- strength "hard" + recall_mode "always" exactly when the user's words say it lasts ("always",
-  "never", "from now on", "for every/all new …", "keep in mind", "this is settled", 以后, 统一, 一律);
-  otherwise "soft" + "on_match".
+- a kept explicit or adopted preference/decision is "hard" + "always": a rule stated without a limit
+  lasts; a withdrawn, ironic or someone else's statement is not Memory.
 - origin "inferred_repetition" only for the same correction repeated in at least three distinct review
   turns with distinct finding evidence keys across at least two files; always "soft" / "on_match".
 - Paths go into applies_to_paths (repo-relative globs; [] = whole project), not the subject.
@@ -75,9 +102,12 @@ Evidence rules (a program checks every candidate the same way and drops the ones
 Examples (user words -> outcome):
 {examples}
 "hmm, let me check with the team" after a proposal -> no adoption
+Evidence examples (user words -> speaker/stance/scope -> outcome):
+{evidence_examples}
 If nothing durable was said, return "candidates": []."""
 EXTRACTION_SYSTEM = EXTRACTION_TEMPLATE.replace(
-    "{examples}", "\n".join(f'"{text}" -> {outcome}' for text, _, outcome in PROMPT_EXAMPLES))
+    "{examples}", "\n".join(f'"{text}" -> {outcome}' for text, _, outcome in PROMPT_EXAMPLES)).replace(
+    "{evidence_examples}", "\n".join(_evidence_line(*example) for example in EVIDENCE_EXAMPLES))
 
 REPAIR_SUFFIX = """
 

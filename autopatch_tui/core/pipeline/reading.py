@@ -181,6 +181,8 @@ def _clause_mood(c: str, lasting: bool) -> str:
         return "directive" if lasting or L.EN_HABIT_CHANGE.match(rest) else "question"
     if L.EN_INFO.match(head) and not lasting:
         return "info"
+    if head.startswith(("no ", "there's no ", "there is no ")) and L.EN_STATE_ASPECT.search(body):
+        return "declarative"  # "no Docker setup here yet": what the repo has, not a prohibition
     if ends_q or (L.EN_WH_START.match(head) and not lasting) or L.EN_INVERSION.match(head):
         return "question"
     if tagged and L.EN_QUESTION_START.match(head):
@@ -286,6 +288,8 @@ def _main(text: str) -> str:
 def read_segment(text: str, *, repair: bool = False) -> Reading:
     """The reading of one segment (normalized and masked, `clauses.segments`)."""
     main = _main(text)
+    if L.COMMAND_LISTING.match(main):
+        return Reading("declarative", fact=True, repair=repair)  # "Lint: `ruff check .`": how the repo is run
     lasting = bool(L.LASTING_SCOPE.search(main))
     local = (bool(L.LOCAL_SCOPE.search(main)) or _one_off_xian(main, lasting)
              or (not lasting and bool(L.EVENT_SCOPE.search(main))))

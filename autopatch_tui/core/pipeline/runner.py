@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from autopatch_tui.core.clock import Clock
 from autopatch_tui.core.errors import (
+    AutopatchError,
     MemoryBusyError,
     MemoryContractError,
     MemoryDegradedError,
@@ -325,10 +326,27 @@ class PipelineRunner:
         with self._gate():
             status = extraction.commit(conn, lease, inp, out, verdict, provider_calls=self._calls,
                                        now=self.clock.now())
+            self._keep_refused(conn, verdict)
         if verdict.refusals:  # rule names and counts only (contracts §6), never a candidate or a quote
             log.info("memory extraction job %s: %s, kept %d, refused %s", ",".join(lease.job_ids), status,
                      len(verdict.accepted), verdict.safe_summary())
         return StepOutcome(lease.kind, lease.job_ids, status)
+
+    def _keep_refused(self, conn: sqlite3.Connection, verdict: extraction.Verdict) -> None:
+        """The refused candidates go to the rescue file (`refused_store`) after their job's commit;
+        a file that cannot be written costs only the rescue (logged by type, never by content)."""
+        if not verdict.refused:
+            return
+        from autopatch_tui.core.memory import refused_store
+        from autopatch_tui.core.ids import new_id
+
+        now = self.clock.now()
+        entries = [refused_store.for_file(rule, turn or "", cand.model_dump(mode="json"), key=new_id("ref"), at=now)
+                   for rule, turn, cand in verdict.refused]
+        try:
+            refused_store.add(self.store.paths, conn, entries)
+        except (OSError, AutopatchError) as exc:
+            log.warning("refused candidates not kept for rescue: %s", type(exc).__name__)
 
     # --- consolidation ----------------------------------------------------------------------
     def _split(self, conn: sqlite3.Connection, lease: jobs.Lease, cands: list[consolidation.Candidate]) -> None:

@@ -3,20 +3,23 @@ of `extraction_rules.py`), and the meaning rules of every consolidation operatio
 
 A model is fallible; the program is the guard. A preference or decision is kept only on evidence —
 the user's own quoted clause is a directive, a commitment or a preference (`reading.py`) — and is
-refused otherwise, with a named rule; nothing is kept in a weaker form. The same reading decides the
-standing: `Judgement.lasting` (the clause says it lasts) makes the item hard + always, anything else
-soft + on_match (`extraction_rules.py`). Rules and their reasoning: docs/memory.md ("The semantic
+refused otherwise, with a named rule; nothing is kept in a weaker form ("kept but lowered"): a kept
+explicit or adopted candidate is stored hard + always (`extraction_rules._standing`), since a rule
+the user states without a limit lasts and a limited one is refused (`one_off_scope`).
+`Judgement.lasting` is what the clause itself says (a lasting word, a frame), kept for the record. Rules and their reasoning: docs/memory.md ("The semantic
 gate"); every rule name is in `RULES`.
 
 Extraction (`refuse_candidate`, first broken rule wins):
 - `empty_identity`, `quote_without_word`, `discussion_origin`, `inferred_counter_example`;
-- an explicit preference/decision: a batch user quote whose clause reads as a directive, commitment
+- an explicit preference/decision: a batch user quote that is the user's own standing word
+  (`speech.py`: not someone else's words, `relayed`; not taken back later in the message or in a
+  later turn, `withdrawn`; not ironic, `ironic`) whose clause reads as a directive, commitment
   or preference and shares the candidate's terms; otherwise the most specific of `code_fact`,
   `undecided`, `user_question`, `request_for_info`, `hedged`, `acknowledgement_only`,
   `one_off_scope`, `no_directive`, `off_meaning` (or `assistant_conclusion` when only the
   assistant concluded it);
-- an adopted proposal: the reply affirms (`not_confirmed`, or `one_off_scope` for a time or place
-  limit), the assistant quote proposes (`not_a_proposal`) and is not local (`one_off_scope`);
+- an adopted proposal: the reply affirms (`not_confirmed`, `ironic`, or `one_off_scope` for a time or
+  place limit) and is not taken back by a later turn (`withdrawn`), the assistant quote proposes (`not_a_proposal`) and is not local (`one_off_scope`);
 - a discussion: an open point the user raised (`discussion_not_open`), without code facts
   (`code_fact`) or a conclusion the user did not draw (`assistant_conclusion`).
 Consolidation rules (`check_operation`, raised as MemoryContractError): `empty_identity`,
@@ -33,6 +36,7 @@ from typing import Any, Protocol
 from autopatch_tui.core import constants as C
 from autopatch_tui.core.errors import MemoryContractError
 from autopatch_tui.core.pipeline import markers as M
+from autopatch_tui.core.pipeline import speech
 from autopatch_tui.core.pipeline.clauses import segments
 from autopatch_tui.core.pipeline.contracts import CandidateOut, OperationOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
@@ -48,13 +52,13 @@ RULES = (
     "empty_identity", "quote_without_word", "discussion_origin", "inferred_counter_example", "code_fact", "undecided",
     "user_question", "request_for_info", "hedged", "acknowledgement_only", "one_off_scope", "no_directive",
     "off_meaning", "assistant_conclusion", "not_confirmed", "not_a_proposal", "discussion_not_open",
-    "origin_escalation", "adopted_needs_assistant_and_user",
+    "origin_escalation", "adopted_needs_assistant_and_user", "withdrawn", "relayed", "ironic",
 )
 # Whole-turn texts the gate compares against (assistant replies, user turns) are read up to this
 # many characters from the start: enough for any conversational turn, bounded for a pasted log.
 MAX_TURN_TEXT = 8000
 # When no batch user quote carries the meaning, the reported rule is the most specific one found.
-_PRIORITY = ("code_fact", "undecided", "user_question", "request_for_info", "hedged", "one_off_scope",
+_PRIORITY = ("withdrawn", "relayed", "ironic", "code_fact", "undecided", "user_question", "request_for_info", "hedged", "one_off_scope",
              "acknowledgement_only", "no_directive", "off_meaning")
 
 
@@ -130,7 +134,7 @@ def refuse_candidate(cand: CandidateOut, inp: ExtractionInput, turns: Mapping[st
     """The gate's judgement of `cand`. Provenance was checked before."""
     if empty_identity(cand.subject, cand.statement):
         return Judgement("empty_identity")
-    if any(not M.has_word(s.quote) for s in cand.sources):
+    if any(not M.has_word(s.quote) and not _emoji_confirmation(cand, s) for s in cand.sources):
         return Judgement("quote_without_word")
     if cand.kind == "discussion_context" and cand.origin != "explicit":
         return Judgement("discussion_origin")
@@ -146,6 +150,13 @@ def refuse_candidate(cand: CandidateOut, inp: ExtractionInput, turns: Mapping[st
     return _explicit(cand, turns, batch_user)
 
 
+def _emoji_confirmation(cand: CandidateOut, source: Any) -> bool:
+    """A user's reply adopting a proposal with an affirmative sign alone ("👍", "✅"): a confirmation
+    needs no word (issue 29); any other source does."""
+    return (cand.origin == "adopted_proposal" and source.role == "user"
+            and confirmation_refusal(source.quote) is None)
+
+
 def _candidate_text(cand: CandidateOut) -> str:
     return f"{cand.subject} {cand.statement} {cand.content}"
 
@@ -159,6 +170,10 @@ def _explicit(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: lis
     labels: list[str] = []
     for s in batch_user:
         turn = turns[s.turn_id]
+        voice = _voice(turn, s.quote, turns, meaning)
+        if voice:
+            labels.append(voice)
+            continue
         reading = read_quote(turn.user, s.quote, repair=turn.intent in C.REPAIR_INTENTS, meaning=meaning)
         label = reading.refusal()
         if label is None and not shares_meaning(s.quote, meaning, _candidate_text(cand)):
@@ -169,6 +184,24 @@ def _explicit(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: lis
     if _assistant_concluded(cand, turns, meaning):
         return Judgement("assistant_conclusion")
     return Judgement(_pick(labels))
+
+
+def _voice(turn: TurnView, quote: str, turns: Mapping[str, TurnView], meaning: set[str]) -> str | None:
+    """Why the quoted words are not the user's standing word (`speech.py`), or None."""
+    text = turn.user[:MAX_TURN_TEXT]
+    if speech.relayed(text, quote):
+        return "relayed"
+    if speech.withdrawn(text, quote) or _withdrawn_later(turn, turns, meaning):
+        return "withdrawn"
+    if speech.ironic(text, quote):
+        return "ironic"
+    return None
+
+
+def _withdrawn_later(turn: TurnView, turns: Mapping[str, TurnView], meaning: set[str]) -> bool:
+    """The next user turn of the payload takes back what this turn said."""
+    later = sorted((t for t in turns.values() if t.sequence > turn.sequence and t.user), key=lambda t: t.sequence)
+    return bool(later) and speech.withdraws(later[0].user, meaning)
 
 
 def _assistant_concluded(cand: CandidateOut, turns: Mapping[str, TurnView], meaning: set[str]) -> bool:
@@ -185,7 +218,9 @@ def _adopted(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: list
     first: `extraction_rules` checked the order). Lasting when the proposal or the reply says so."""
     meaning = _meaning(cand)
     replies = [(s, turns[s.turn_id]) for s in batch_user]
-    refusals = [confirmation_refusal(t.user[:MAX_TURN_TEXT]) for _, t in replies]
+    refusals = [("ironic" if speech.ironic(t.user[:MAX_TURN_TEXT]) else None)
+                or ("withdrawn" if _withdrawn_later(t, turns, meaning) else None)
+                or confirmation_refusal(t.user[:MAX_TURN_TEXT]) for _, t in replies]
     if all(refusals):
         return Judgement(_pick(refusals) if set(refusals) <= set(_PRIORITY) else refusals[0])
     last = max(t.sequence for _, t in replies)

@@ -5,6 +5,7 @@ intent's policy, exactly as an agent request's `memory_search` would see it."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from autopatch_tui.core.memory import turns as turn_ops
@@ -30,3 +31,22 @@ def search_memory(manager: MemoryManager, query: str, intent: str = "general_cha
         return session.search(query)
     finally:
         session.close()
+
+
+def held_back_matches(manager: MemoryManager, query: str, shown: Iterable[str], intent: str = "general_chat",
+                      paths: Iterable[str] = ()) -> int:
+    """In review approval mode: how many items awaiting review also match `query` (they are not
+    recalled until kept), among the best matches a search without the review filter finds. 0 in
+    `auto` mode."""
+    if manager.review.approval != "review":
+        return 0
+    conn_factory = manager.store.read_conn
+    thread_id = turn_ops.active_thread_id(conn_factory())
+    policy = replace(manager.review.policy(intent, thread_id, conn_factory()), kept=None)
+    session = RecallSession(conn_factory, RecallQuery(intent, "", tuple(paths)), policy)
+    try:
+        everything = session.search(query)
+    finally:
+        session.close()
+    seen = set(shown)
+    return sum(1 for r in everything if r["id"] not in seen)

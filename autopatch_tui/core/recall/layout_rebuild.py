@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.errors import MemoryBusyError
 from autopatch_tui.core.memory.health import check_runtime_invariants
 from autopatch_tui.core.memory.schema import BUILDING, CURRENT, SWITCHED, TERMS
@@ -81,10 +82,7 @@ def _without_zero_fill(conn: sqlite3.Connection) -> Iterator[None]:
 
 def _json_strings(text: object) -> list[str]:
     """A stored JSON list's strings (the schema checks only that the column is valid JSON)."""
-    try:
-        data = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        return []
+    data = loads_column(text, None)
     return [v for v in data if isinstance(v, str)] if isinstance(data, list) else []
 
 

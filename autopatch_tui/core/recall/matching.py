@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.recall.memo import memo
 from autopatch_tui.core.recall.query import RecallPolicy
 from autopatch_tui.core.recall.paths import normalize_path, path_covers, path_specificity
@@ -98,10 +99,7 @@ def applies_entries(applies_to_paths: str) -> list[str | None]:
     """An applies-to JSON list's entries; None for one that is not a string (the schema checks only
     that the column is valid JSON, and a store can come from someone else's repository): such an
     entry covers no path, and a value that is not a list is one such entry, never "project-wide"."""
-    try:
-        data = json.loads(applies_to_paths)
-    except ValueError:
-        data = None
+    data = loads_column(applies_to_paths, None)
     if not isinstance(data, list):
         return [None]
     return [entry if isinstance(entry, str) else None for entry in data]

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.llm.tokens import estimate_tokens
 from autopatch_tui.core.memory.items import item_sources
 from autopatch_tui.core.recall.matching import (
@@ -60,6 +61,9 @@ class RecallSession:
     searches: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     reads: dict[str, dict[str, object]] = field(default_factory=dict)
     closed: bool = False
+    # what reached the request (issue 31.3): (logical ID, revision row ID `memory_items.id`, how, via),
+    # IDs only, never text; the revision numbers are looked up once when the request ends
+    used: list[tuple[str, str, str, str | None]] = field(default_factory=list)
 
     def _conn(self) -> sqlite3.Connection:
         if self.closed:
@@ -75,6 +79,8 @@ class RecallSession:
     def memory_map(self) -> MemoryMap:
         mm = build_map(self._conn(), self.query, self.policy, budget_tokens=self.map_tokens, leave=self.map_leaves)
         self.readable.update(mm.ids)
+        self.used += [(m.row["logical_id"], m.row["id"], "standing", None) for m in mm.standing]
+        self.used += [(m.row["logical_id"], m.row["id"], "matched", None) for m in mm.relevant]
         return mm
 
     def expose(self, ids: Iterable[str]) -> None:
@@ -96,6 +102,7 @@ class RecallSession:
                     "statement": mask(m.row["statement"]), "match_type": m.match_type} for m in matches[:MAX_RESULTS]]
         self._spend(results)
         self.searches[key] = results
+        self.used += [(m.row["logical_id"], m.row["id"], "matched", None) for m in matches[:MAX_RESULTS]]
         self.readable.update(r["id"] for r in results)
         return results
 
@@ -126,11 +133,13 @@ class RecallSession:
             "id": row["logical_id"], "revision": row["revision"], "kind": row["kind"], "subject": mask(row["subject"]),
             "statement": mask(row["statement"]), "content": content, "strength": row["strength"],
             "origin": row["origin"], "recall_mode": row["recall_mode"],
-            "applies_to_paths": json.loads(row["applies_to_paths"]), "aliases": json.loads(row["aliases"]),
-            "keywords": json.loads(row["keywords"]), "provenance": sources,
+            "applies_to_paths": loads_column(row["applies_to_paths"], []),
+            "aliases": loads_column(row["aliases"], []), "keywords": loads_column(row["keywords"], []),
+            "provenance": sources,
         }
         self._spend(detail)
         self.reads[item_id] = detail
+        self.used.append((row["logical_id"], row["id"], "read", None))
         return detail
 
     def close(self) -> None:

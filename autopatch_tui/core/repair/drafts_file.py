@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Literal
@@ -26,6 +25,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from autopatch_tui.core import constants as C
+from autopatch_tui.core.bounded_json import JsonFileError, check_nesting, read_bytes
 from autopatch_tui.core.confine import MAX_PATH_BYTES
 from autopatch_tui.core.errors import AutopatchError, UnsafePathError
 from autopatch_tui.core.paths import StorePaths, open_dir
@@ -38,7 +38,7 @@ FILE_NAME = C.AUDIT_FILE_NAME
 FORMAT = "autopatch-audit"
 VERSION = 1
 MAX_BYTES = 16 << 20
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+MAX_DEPTH = 16  # the saved audit nests five levels
 
 Text = Annotated[str, Field(max_length=100_000)]
 Short = Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
@@ -195,7 +195,8 @@ def remove(repo: Path) -> None:
 
 def load(repo: Path) -> AuditFile | None:
     """The validated file, or None when there is none. `DraftsFileError` when it is there but
-    cannot be trusted (a link, a second hard link, not a regular file, too large, invalid)."""
+    cannot be trusted (a link, a second hard link, not a regular file — a folder, a FIFO: read by
+    `core/bounded_json.py`, never blocking —, too large, nested too deep, invalid)."""
     try:
         dfd = open_dir(repo, StorePaths(repo).state_dir, create=False)
     except FileNotFoundError:
@@ -203,25 +204,19 @@ def load(repo: Path) -> AuditFile | None:
     except (OSError, UnsafePathError):
         raise DraftsFileError("the saved audit was not read: .autopatch-j/ is a link or not readable") from None
     try:
-        try:
-            fd = os.open(FILE_NAME, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
-        except FileNotFoundError:
-            return None
-        except OSError:
-            raise DraftsFileError(f"the saved audit was not read: .autopatch-j/{FILE_NAME} is a link or not "
-                                  "readable") from None
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-                raise DraftsFileError(f"the saved audit was not read: .autopatch-j/{FILE_NAME} is not a private "
-                                      "regular file")
-            if st.st_size > MAX_BYTES:
-                raise DraftsFileError("the saved audit was not read: it is too large")
-            data = fh.read(MAX_BYTES + 1)
+        data = read_bytes(FILE_NAME, max_bytes=MAX_BYTES, dir_fd=dfd, single_link=True,
+                          shown=f".autopatch-j/{FILE_NAME}")
+    except JsonFileError as exc:
+        raise DraftsFileError(f"the saved audit was not read: {exc}") from None
     finally:
         os.close(dfd)
+    if data is None:
+        return None
     try:
+        check_nesting(data, f".autopatch-j/{FILE_NAME}", MAX_DEPTH)
         return AuditFile.model_validate_json(data)
+    except JsonFileError as exc:
+        raise DraftsFileError(f"the saved audit was not read: {exc}") from None
     except ValidationError:
         raise DraftsFileError("the saved audit was not read: it is not a valid audit file") from None
 

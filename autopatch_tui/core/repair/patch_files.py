@@ -16,11 +16,10 @@ Nothing here follows a link below the repository (`paths.open_dir`), and every f
 from __future__ import annotations
 
 import errno
-import hashlib
+import functools
 import logging
 import os
 import re
-import socket
 import stat
 import time
 from collections.abc import Iterator
@@ -37,7 +36,23 @@ TEMP_DIR_NAME = "tmp"
 MAX_MARKER_BYTES = 4096
 STALE_SECONDS = 24 * 3600  # a leftover of another host (a shared folder) is swept after a day
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
+
+
+@functools.cache
+def host_tag() -> str:
+    """This host's tag in temporary names (8 hex digits of the host name's SHA-256), computed at the
+    first write: importing this module loads neither `socket` nor OpenSSL's `hashlib` (the host name
+    comes from `os.uname`, as `socket.gethostname` gives it on POSIX)."""
+    import hashlib
+
+    try:
+        name = os.uname().nodename
+    except AttributeError:  # no uname: the socket layer's name
+        import socket
+
+        name = socket.gethostname()
+    return hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:8]
+
 _TEMP = re.compile(r"^(?:patch|state|promote)-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})\.tmp$")
 _MARKER = re.compile(r"^beside-([0-9a-f]{8})-([0-9]+)-([0-9a-f]{8})$")
 _BESIDE = re.compile(r"^\..+\.autopatch-([0-9]+)-([0-9a-f]{8})\.tmp$")
@@ -147,11 +162,11 @@ def replace_file(repo: Path, target: Path, data: bytes, mode: int) -> None:
     marker: str | None = None
     try:
         written = private_fd is not None and same_device(private_fd, folder_fd) and _write(
-            private_fd, f"patch-{_HOST}-{token}.tmp", folder_fd, target.name, data, mode, rel, exdev_ok=True)
+            private_fd, f"patch-{host_tag()}-{token}.tmp", folder_fd, target.name, data, mode, rel, exdev_ok=True)
         if not written:  # another file system (or a bind mount): beside the file, named by a marker
             tmp_name = f".{target.name[:180]}.autopatch-{token}.tmp"
             if private_fd is not None:
-                marker = f"beside-{_HOST}-{token}"
+                marker = f"beside-{host_tag()}-{token}"
                 _write_marker(private_fd, marker, (target.parent / tmp_name).relative_to(repo).as_posix())
             _write(folder_fd, tmp_name, folder_fd, target.name, data, mode, rel)
         try:
@@ -181,11 +196,11 @@ def temp_spot(repo: Path, folder_fd: int, folder_rel: str, target_name: str, kin
     spot: tuple[int, str]
     try:
         if private_fd is not None and same_device(private_fd, folder_fd):
-            spot = (private_fd, f"{kind}-{_HOST}-{token}.tmp")
+            spot = (private_fd, f"{kind}-{host_tag()}-{token}.tmp")
         else:
             spot = (folder_fd, f".{target_name[:180]}.autopatch-{token}.tmp")
             if private_fd is not None:
-                marker = f"beside-{_HOST}-{token}"
+                marker = f"beside-{host_tag()}-{token}"
                 _write_marker(private_fd, marker, f"{folder_rel}/{spot[1]}" if folder_rel else spot[1])
         try:
             yield spot
@@ -206,7 +221,7 @@ def save_private(repo: Path, name: str, data: bytes) -> None:
     try:
         tmp_fd = open_dir(repo, temp_dir(repo), create=True)
         try:
-            tmp_name = f"state-{_HOST}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            tmp_name = f"state-{host_tag()}-{os.getpid()}-{os.urandom(4).hex()}.tmp"
             replace_with(new_private_file(tmp_fd, tmp_name), data, tmp_name=tmp_name, tmp_dir_fd=tmp_fd, name=name,
                          dir_fd=state_fd, mode=0o600)
         finally:
@@ -229,7 +244,7 @@ def _write_marker(dir_fd: int, name: str, rel: str) -> None:
 
 def _dead(host: str, pid: str, age: float) -> bool:
     """Was this left by a process that is gone? (Another host's: only once it is a day old.)"""
-    if host != _HOST:
+    if host != host_tag():
         return age > STALE_SECONDS
     try:
         os.kill(int(pid), 0)

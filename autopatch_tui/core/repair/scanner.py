@@ -27,6 +27,7 @@ from autopatch_tui.core.confine import ConfinementError, is_regular, kind_of, re
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.repair.analyzers import SUPPORTED, default_analyzers
 from autopatch_tui.core.repair.analyzers.base import Analyzer, AnalyzerError, ToolFinding
+from autopatch_tui.core.repair.scan_progress import ScanStep
 from autopatch_tui.core.repair.findings import SCANNER, Finding, bounded
 from autopatch_tui.core.repair.languages import PYTHON, language_of
 from autopatch_tui.core.repair.syntax import NoParserError, syntax_error
@@ -105,7 +106,9 @@ class Scanner:
         repository-relative, sorted."""
         return [f.relative_to(self.repo).as_posix() for f in self._files(self._targets(scope))]
 
-    def scan(self, scope: Sequence[str] = ()) -> ScanReport:
+    def scan(self, scope: Sequence[str] = (), *, step: ScanStep | None = None) -> ScanReport:
+        """`step(done, total, analyzer)`: files analyzed so far of those the analyzers cover, before
+        and after each analyzer's run (`scan_progress.ScanTicker` turns it into the progress line)."""
         files = self._files(self._targets(scope))
         if not files:
             where = ", ".join(scope) if scope else "the repository"
@@ -131,15 +134,21 @@ class Scanner:
         if uncovered:
             report.errors.append(f"no analyzer is configured for {len(uncovered)} file(s) such as {uncovered[0]}; "
                                  "they were not analyzed")
-        for analyzer in self.analyzers:
-            mine = [rel for rel in readable if language_of(rel) in analyzer.languages]
-            if not mine:
-                continue
+        runs = [(a, [rel for rel in readable if language_of(rel) in a.languages]) for a in self.analyzers]
+        runs = [(a, mine) for a, mine in runs if mine]
+        total, done = sum(len(mine) for _, mine in runs), 0
+        for analyzer, mine in runs:
+            if step is not None:
+                step(done, total, analyzer.name)
             try:
                 analysis = analyzer.analyze(self.repo, mine)
             except AnalyzerError as exc:
                 report.errors.append(f"{exc}; {len(mine)} file(s) were not analyzed")
+                done += len(mine)
                 continue
+            done += len(mine)
+            if step is not None:
+                step(done, total, "")
             report.analyzers.append(analyzer.name)
             report.notes.extend(n for n in analysis.notes if n not in report.notes)
             unparsed = set(analysis.unparsed)

@@ -45,6 +45,7 @@ class RepairToolBox(ToolBox):
     mode: str = "explain"  # "patch" (propose_patch) | "review" (report_finding) | "explain"
     review_paths: tuple[str, ...] = ()
     proposal: Proposal | None = None
+    refused: str | None = None  # why the last propose_patch was refused (the model may not try again)
     reported: list[Reported] = field(default_factory=list)
 
     @property
@@ -59,6 +60,8 @@ class RepairToolBox(ToolBox):
             if name == "report_finding" and self.mode == "review":
                 return self._report(str(args["path"]), int(args["line"]), str(args["message"]))
         except (DraftError, WorkspaceError, SourceToolError) as exc:
+            if name == "propose_patch":
+                self.refused = str(exc)
             return f"error: {exc}"
         return super()._dispatch(name, args)
 
@@ -70,6 +73,7 @@ class RepairToolBox(ToolBox):
         make_draft(self.source.repo, state.finding, finding_id=state.finding.id, old_text=old_text,
                    new_text=new_text)  # feedback now; the workflow checks again when the agent ends
         self.proposal = Proposal(finding_id.strip().upper(), old_text, new_text)
+        self.refused = None
         return f"draft recorded for {state.finding.id}; it is checked when you finish. Reply with one sentence."
 
     def _report(self, path: str, line: int, message: str) -> str:

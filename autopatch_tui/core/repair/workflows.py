@@ -39,6 +39,7 @@ from autopatch_tui.core.repair.patching import (
     make_draft,
     read_text,
 )
+from autopatch_tui.core.repair.scan_progress import ScanTicker
 from autopatch_tui.core.repair.scanner import ScanError, Scanner
 from autopatch_tui.core.repair.summary import apply_text, audit_summary, patch_text, revise_summary
 from autopatch_tui.core.repair.tools import RepairToolBox, repair_toolbox
@@ -141,7 +142,8 @@ class RepairService:
     def _audit_body(self, handle: turn_ops.TurnHandle, text: str, scope: tuple[str, ...],
                     progress: Callable[[str], None], callbacks: AgentCallbacks | None, since: int) -> str:
         progress("scanning…")
-        report = self.scanner().scan(scope)  # ScanError: no workspace, the turn fails
+        with ScanTicker(progress) as ticker:  # files done of the total and the time, while it runs
+            report = self.scanner().scan(scope, step=ticker.step)  # ScanError: no workspace, the turn fails
         ws = AuditWorkspace.from_report(new_id("scan"), scope, report, thread_id=handle.thread_id)
         # the session's current audit — unless /new or /reset ran since the request began: then the
         # request keeps its workspace to itself and the new thread starts without an open audit
@@ -216,8 +218,9 @@ class RepairService:
                 ws.set_failed(finding.id, f"model error ({exc.category})")
                 continue
             proposal = tools.proposal
-            if proposal is None:
-                ws.set_failed(finding.id, "no patch was proposed")
+            if proposal is None:  # a proposal the check refused is not "none proposed": say why
+                ws.set_failed(finding.id, f"draft refused: {tools.refused}" if tools.refused
+                              else "no patch was proposed")
                 continue
             try:
                 ws.set_draft(make_draft(self.manager.repo, finding, finding_id=proposal.finding_id,
@@ -264,6 +267,8 @@ class RepairService:
             # the workflow reads the draft, checks its binding, then replaces the current patch
             proposal = tools.proposal
             if proposal is None:
+                if tools.refused:  # proposed, but refused by the check: never "no patch was proposed"
+                    return revise_summary(f.id, "refused", reason=tools.refused)
                 return revise_summary(f.id, "no_draft")
             try:
                 draft = make_draft(self.manager.repo, f, finding_id=proposal.finding_id, old_text=proposal.old_text,

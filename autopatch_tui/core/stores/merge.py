@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from autopatch_tui.core.bounded_json import loads_column
 from autopatch_tui.core.errors import UsageError
 from autopatch_tui.core.memory.item_writes import active_row_by_identity, identity_key, index_terms, unindex
 from autopatch_tui.core.memory.items import ItemFields, bump_data_version
@@ -212,13 +213,13 @@ def holder_rev(dst: sqlite3.Connection, row_id: int) -> str:
 
 
 def _identity(r: sqlite3.Row, thread_id: str | None) -> str:
-    return identity_key(r["kind"], r["subject"], json.loads(r["applies_to_paths"]), thread_id)
+    return identity_key(r["kind"], r["subject"], loads_column(r["applies_to_paths"], []), thread_id)
 
 
 def _fields(r: sqlite3.Row, thread_id: str | None) -> ItemFields:
     return ItemFields(r["kind"], r["subject"], r["statement"], r["content"], r["strength"], r["origin"],
-                      r["recall_mode"], tuple(json.loads(r["applies_to_paths"])), tuple(json.loads(r["aliases"])),
-                      tuple(json.loads(r["keywords"])), thread_id)
+                      r["recall_mode"], tuple(loads_column(r["applies_to_paths"], [])), tuple(loads_column(r["aliases"], [])),
+                      tuple(loads_column(r["keywords"], [])), thread_id)
 
 
 def _same_semantics(dst: sqlite3.Connection, row_id: int, r: sqlite3.Row) -> bool:

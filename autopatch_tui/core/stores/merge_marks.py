@@ -25,7 +25,7 @@ def carry_review_marks(source_db: Path, target_db: Path) -> int:
         return 0
     src = open_readonly(source_db)
     try:
-        if review_marks.store_stamp(src) != theirs:
+        if not review_marks.store_stamp(src).holds_marks_of(theirs):
             return 0
     finally:
         src.close()
@@ -46,3 +46,20 @@ def carry_review_marks(source_db: Path, target_db: Path) -> int:
         return len(present & after)
     finally:
         dst.close()
+
+
+def carry_rescues(source_db: Path, target_db: Path) -> int:
+    """The source's rescue records ("kept over rule X", `refused_store`) of the items the target
+    now holds. Returns how many were added."""
+    from autopatch_tui.core.memory import refused_store
+
+    src = open_readonly(source_db)
+    try:
+        dst = open_readwrite(target_db)
+        try:
+            with read_txn(src), read_txn(dst):
+                return refused_store.carry(StorePaths.for_db(source_db), src, StorePaths.for_db(target_db), dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()

@@ -17,6 +17,8 @@ from autopatch_tui.core.stores.info import StoreUnreadable, read_store_name
 from autopatch_tui.core.stores.registry import Registry
 
 MAX_HOPS = 16
+ADD_FIX = ("register it with `autopatch-tui memory stores add PATH` (the checkout or memory.db of {name}), "
+           "then start again")
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,13 @@ def _follow(registry: Registry, alias: str, holder: str) -> Redirect:
     for _ in range(MAX_HOPS):
         entry = registry.get(name)
         if entry is None:
-            return Redirect(alias, name, None, f"Memory was merged into {name}, which is not registered on this machine")
+            return Redirect(alias, name, None, f"Memory was merged into {name}, which is not registered on this "
+                            f"machine; {ADD_FIX.format(name=name)}")
         try:
             _, retired_into = read_store_name(Path(entry.db_path))
         except StoreUnreadable:
-            return Redirect(alias, name, None, f"Memory was merged into {name}, whose store is not reachable here")
+            return Redirect(alias, name, None, f"Memory was merged into {name}, whose store is not reachable here; "
+                            f"{ADD_FIX.format(name=name)}")
         if not retired_into:
             return Redirect(alias, name, Path(entry.db_path))
         name = retired_into

@@ -4,7 +4,9 @@ Deterministic tier first: both roots readable here with the same non-empty norma
 remote → `certain`, judged by `remote`, no model call. Model tier for the rest: one `merge_judge`
 call per pair, at most 50 pairs per scan (the most similar pairs first, by a cheap deterministic
 score), at most 4 calls at once. A malformed verdict, a transport error or `same_project = false`
-yields no proposal — never a crash, never a guess."""
+yields no proposal — never a crash, never a guess. Deterministic evidence wins over the model's
+word: two stores whose known origin remotes differ are at most `low` confidence ("review"), whatever
+the model says (a fork or a moved repository can still be the same project; the user decides)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,25 @@ def evidence(info: StoreInfo) -> dict[str, object]:
     return {"store": info.name, "label": mask(info.label) if info.label else info.label, "root": info.root,
             "remote": mask(remote) if remote else remote,  # a remote URL may carry a token
             "fact_count": info.fact_count, "subjects": list(info.subjects), "sample_statements": list(info.statements)}
+
+
+def judge_words(judged_by: str) -> str:
+    """A proposal's `judged_by` as people read it: "remote", or "model" (the JSON's `engine`)."""
+    return "model" if judged_by == "engine" else judged_by
+
+
+def known_remote(info: StoreInfo) -> str:
+    """The checkout's origin remote as read here, else as the store recorded it ("" when unknown)."""
+    return info.live_remote() or (info.remote or "")
+
+
+def remotes_differ(a: StoreInfo, b: StoreInfo) -> str | None:
+    """Why two stores are deterministically not the same checkout's (both remotes known and
+    different), or None."""
+    ra, rb = known_remote(a), known_remote(b)
+    if ra and rb and ra != rb:
+        return f"their origin remotes differ ({ra} vs {rb})"
+    return None
 
 
 def suggest_direction(a: StoreInfo, b: StoreInfo) -> tuple[StoreInfo, StoreInfo]:
@@ -131,6 +152,10 @@ def merge_scan(stores: list[StoreInfo], model: MemoryModel | None, *, progress: 
                 progress(done, len(judged))
         if verdict is None or not verdict.same_project:
             return None
+        differ = remotes_differ(*pair)
+        if differ is not None:  # the model's word alone never outweighs two different remotes
+            return _proposal(*pair, "low", "engine", f"low confidence — review: {differ}; the model judged them "
+                             f"the same project: {verdict.reason.strip()}")
         return _proposal(*pair, verdict.confidence, "engine", verdict.reason.strip())
 
     with ThreadPoolExecutor(max_workers=MAX_PARALLEL_CALLS, thread_name_prefix="merge-judge") as pool:

@@ -184,7 +184,8 @@ class StoreService:
         except StoreUnreadable as exc:
             raise MergeError(f"cannot add {db}: {exc.diagnostic}") from None
 
-    def set_label(self, store: str, label: str) -> None:
+    def set_label(self, store: str, label: str) -> StoreInfo:
+        """Set the display label; returns the store as it is now."""
         label = label.strip()
         if not label or len(label) > MAX_LABEL_CHARS:
             raise UsageError(f"a label is 1 to {MAX_LABEL_CHARS} characters")
@@ -207,6 +208,7 @@ class StoreService:
             finally:
                 conn.close()
             reg.set_label(store, label)
+        return read_store_info(Path(entry.db_path))
 
     def stores(self) -> list[dict[str, object]]:
         out = []
@@ -280,12 +282,16 @@ class StoreService:
     def _carry_marks(self, source_db: Path, target_db: Path) -> None:
         """The source's review marks for the revisions the target imported (contracts §8). The merge
         has succeeded: marks that cannot be carried leave those items awaiting review again."""
-        from autopatch_tui.core.stores.merge_marks import carry_review_marks
+        from autopatch_tui.core.stores.merge_marks import carry_rescues, carry_review_marks
 
         try:
             carry_review_marks(source_db, target_db)
         except (sqlite3.Error, OSError, AutopatchError) as exc:
             log.warning("review marks not carried by the merge: %s", type(exc).__name__)
+        try:  # and the rescue records of the items it imported (issue 31.2): "kept over rule X"
+            carry_rescues(source_db, target_db)
+        except (sqlite3.Error, OSError, AutopatchError) as exc:
+            log.warning("rescue records not carried by the merge: %s", type(exc).__name__)
 
     def _strip_aliases(self, others: list, aliases: list[str]) -> None:
         """Each alias has one living holder: remove these from every other store's alias table

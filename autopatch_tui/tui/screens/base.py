@@ -58,11 +58,15 @@ class AppScreen(_SharedRules, Screen):
     def _hand_worker_state_to_app(self, event: Worker.StateChanged) -> None:
         self.app.report_worker_state(event)  # type: ignore[attr-defined]
 
+    back_to: str | None = None  # the screen that opened this one for a look (e.g. the inbox's `j`)
+
     def action_back(self) -> None:
-        """Escape: clear the field first, then back to chat (queued, so a view may call it directly)."""
+        """Escape: clear the field first, then back where the user came from — the screen that
+        opened this one for a look (`back_to`, once), else chat (queued, so a view may call it directly)."""
         if self.clear_field():
             return
-        self.app.call_later(self.app.run_action, "show('chat')")
+        target, self.back_to = self.back_to or "chat", None
+        self.app.call_later(self.app.run_action, f"show({target!r})")
 
 
 class AppModalScreen(_SharedRules, ModalScreen):

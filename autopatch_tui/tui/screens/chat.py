@@ -40,6 +40,7 @@ from autopatch_tui.tui.messages import (
 )
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
+from autopatch_tui.tui.screens.chat_steering import SteeringChat, split_refusals
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.chat_log import ChatLog, FailedTurnNote, NoteMessage, UserMessage
 from autopatch_tui.tui.widgets.footer import AppFooter
@@ -83,7 +84,7 @@ def starts_turn(command: slash.SlashCommand | None) -> bool:
                                                                                              ("revise",)))
 
 
-class ChatScreen(AppScreen):
+class ChatScreen(SteeringChat, AppScreen):
     CSS_PATH = style("chat.tcss")
     AUTO_FOCUS = "#prompt"  # the first focus is the prompt (not the log, then the prompt)
     BINDINGS = [
@@ -174,9 +175,14 @@ class ChatScreen(AppScreen):
         if self.services.manager.healthy:
             self.run_worker(self._load_recent, thread=True, group="load", exit_on_error=False)
         else:
+            from autopatch_tui.core.no_memory import NO_MEMORY_NOTE, merged_away
+
             diag = self.services.manager.store.health.diagnostic or "unknown"
-            await self.log_view.add_note(f"Memory is degraded: {diag}. Open the Memory browser (F4) to export or "
-                                         "clear it.", level="error")
+            if merged_away(self.services.manager):  # chat still works, on a store of its own
+                await self.log_view.add_note(f"{diag}. {NO_MEMORY_NOTE}", level="warning")
+            else:
+                await self.log_view.add_note(f"Memory is degraded: {diag}. Open the Memory browser (F4) to export "
+                                             "or clear it.", level="error")
             self.run_worker(self._start_session, thread=True, group="session", exit_on_error=False)
 
     # --- live state ---------------------------------------------------------------------
@@ -214,6 +220,7 @@ class ChatScreen(AppScreen):
 
         started = iso_utc(self._started_at)
         turns = [t for t in self.services.manager.recent_turns(RECENT_TURNS) if t.created_at <= started]
+        self._used_records = self._read_used(turns)  # issue 31.3: what reached each answer (IDs)
         if any(t.assistant_text for t in turns):  # the Markdown widget's import here, not on the main thread
             import autopatch_tui.tui.widgets.assistant_message  # noqa: F401
         self.app.call_from_thread(self._show_recent, turns)
@@ -270,6 +277,11 @@ class ChatScreen(AppScreen):
                 anchor = NoteMessage(f"(turn {t.state})", level="warning")
             if anchor is not user:
                 widgets.append(anchor)
+            used = self._used_records.get(t.id)
+            if used:
+                from autopatch_tui.tui.widgets.steer_notes import MemoryUsedNote
+
+                widgets.append(MemoryUsedNote(t.id, used))
             self._memory_watch[t.id] = anchor
         if widgets:
             await self.log_view.mount_history(widgets, before=before)
@@ -329,14 +341,29 @@ class ChatScreen(AppScreen):
                             exit_on_error=False)
 
     def _load_memory_notes(self, turn_ids: list[str]) -> None:
-        landed = self.services.manager.turn_memory(turn_ids)
-        if landed:
-            self.app.call_from_thread(self._show_memory_notes, landed)
+        from autopatch_tui.core.memory import steering
 
-    async def _show_memory_notes(self, landed: dict[str, list[MemoryNote]]) -> None:
+        mgr = self.services.manager
+        landed = mgr.turn_memory(turn_ids)
+        if landed:
+            refused: dict = {}
+            try:
+                for e in steering.refused(mgr) if any(landed.values()) else []:
+                    if e.turn_id in landed:
+                        refused.setdefault(e.turn_id, []).append(e)
+            except (OSError, AutopatchError):
+                refused = {}
+            self.app.call_from_thread(self._show_memory_notes, landed, refused)
+
+    async def _show_memory_notes(self, landed: dict[str, list[MemoryNote]], refused: dict | None = None) -> None:
         for turn_id, notes in landed.items():
             anchor = self._memory_watch.pop(turn_id, None)
-            if anchor is not None and notes and anchor.is_attached:
+            if anchor is None or not anchor.is_attached:
+                continue
+            notes, entries = split_refusals(notes, (refused or {}).get(turn_id, []))
+            if entries:  # each refused candidate: a line Enter keeps anyway (issue 31.2)
+                await self.refusal_lines(entries, anchor)
+            if notes:
                 await self.log_view.add_memory_note(turn_id, notes, after=anchor)
 
     # --- prompt -------------------------------------------------------------------------
@@ -593,6 +620,11 @@ class ChatScreen(AppScreen):
         await self._end_steps()
         if self._answer is not None:
             await self._answer.update(message.answer)  # exactly what was saved
+            from autopatch_tui.core.memory.memory_used import recent
+
+            used = recent(self.services.manager.paths, message.turn_id)  # this process's record: no file read
+            if used:
+                await self.memory_used_line(message.turn_id, used, self._answer)
             self._memory_watch[message.turn_id] = self._answer  # its Memory note comes once the work lands
             self._memory_moved(0)
         self._finish()

@@ -32,7 +32,7 @@ from autopatch_tui.core.memory.job_table import (
     read_job_counts,
     read_job_table,
 )
-from autopatch_tui.core.memory.refusals import refusals_line
+from autopatch_tui.core.memory.refusals import parse_disagreements, refusals_line
 from autopatch_tui.core.pipeline.flush import ExitFlushResult
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppScreen
@@ -104,7 +104,7 @@ class DiagnosticsScreen(AppScreen):
     SAMPLE_SECONDS: float | None = 1.0  # the chart's sampling timer; None = sample on changes only
     BINDINGS = [
         Binding("escape", "back", "Back", id="jobs.back"),
-        Binding("p", "process", "Process pending jobs now", id="jobs.process"),
+        Binding("p", "process", "Process jobs", id="jobs.process", tooltip="process pending jobs now"),
         Binding("r", "refresh", "Reload", id="jobs.refresh"),
         Binding("t", "retry", "Retry job", id="jobs.retry"),
     ]
@@ -266,7 +266,10 @@ class DiagnosticsScreen(AppScreen):
             text.append(f"  ·  failure: category {row.category}, phase {row.phase}, stage {row.stage}")
             text.append(f", rule {row.rule}" if row.rule else "")
         elif row.rule:  # no failure: the semantic gate's refusal verdict (rule:count pairs)
-            text.append(f"  ·  refused: {row.rule}")
+            refused = ".".join(part for part in row.rule.split(".") if not part.startswith("d-"))
+            text.append(f"  ·  refused: {refused}" if refused else "")
+            disagreed = refusals_line(parse_disagreements(row.rule))  # the gate vs the model's own reading
+            text.append(f"  ·  readers disagreed: {disagreed}" if disagreed else "")
         if row.no_output_reason:
             text.append(f"  ·  no output: {row.no_output_reason}")
         detail.update(text)

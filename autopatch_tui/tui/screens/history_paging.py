@@ -19,7 +19,24 @@ def read_turns(manager: MemoryManager, thread_id: str, offset: int, count: int) 
         count -= len(chunk)
         if len(chunk) < MAX_WINDOW_FETCH:
             break
-    return turns
+    return with_memory_used(manager, turns)
+
+
+def with_memory_used(manager: MemoryManager, turns: list[TurnInfo]) -> list[TurnInfo]:
+    """The turns with the Memory items that reached each answer (issue 31.3; one bounded read of
+    the side file per page). A file that cannot be read leaves them as they are."""
+    import dataclasses
+
+    from autopatch_tui.core.errors import AutopatchError
+    from autopatch_tui.core.memory.memory_used import for_turns
+
+    if not turns:
+        return turns
+    try:
+        used = for_turns(manager.paths, [t.id for t in turns])
+    except (OSError, AutopatchError):
+        return turns
+    return [dataclasses.replace(t, memory_used=tuple(used[t.id])) if t.id in used else t for t in turns]
 
 
 def read_threads_and_window(manager: MemoryManager, thread_id: str | None, offset: int,
@@ -45,7 +62,7 @@ def find_turn_page(manager: MemoryManager, turn_id: str, page_size: int) -> tupl
             if not turns or any(t.id == turn_id for t in turns):
                 break
             offset += page_size
-    return info, offset, turns
+    return info, offset, with_memory_used(manager, turns)
 
 
 def merge_page(window: list[TurnInfo], start: int, page: list[TurnInfo], offset: int,

@@ -37,7 +37,7 @@ COLUMNS = (Col("type", "Finding", 10), Col("items", "Items", 5, drop=1), Col("wh
 @dataclass(frozen=True)
 class Row:
     key: str
-    type: str  # duplicate | conflict | stale | disagrees
+    type: str  # duplicate | conflict | stale | disagrees | readers
     ids: tuple[str, ...]
     why: str
     stale: tuple[str, ...] = ()
@@ -50,6 +50,8 @@ def finding_rows(report: AuditReport) -> list[Row]:
              for n, s in enumerate(report.stale_paths)]
     rows += [Row(f"cla-{n}", "disagrees", (c.id,), f"says {c.claim}; {c.evidence}")
              for n, c in enumerate(report.stale_claims)]
+    rows += [Row(f"rd-{n}", "readers", (d.id,), "the gate and the model read its source turn differently: "
+                 + ", ".join(d.rules)) for n, d in enumerate(report.disagreements)]
     return rows
 
 

@@ -29,6 +29,7 @@ from autopatch_tui.core.instructions.section import visible
 from autopatch_tui.core.memory.models import ItemDetail
 from autopatch_tui.core.recall.cli_search import search_memory
 from autopatch_tui.core.recall.session import RecallLimitError
+from autopatch_tui.core.terminal_text import one_line as safe_line
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens import memory_list
 from autopatch_tui.tui.screens import memory_notices as notices
@@ -36,6 +37,7 @@ from autopatch_tui.tui.screens.base import AppScreen
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.memory_audit import AuditView
 from autopatch_tui.tui.screens.memory_inbox import InboxView
+from autopatch_tui.tui.screens.memory_refused import RefusedView
 from autopatch_tui.tui.screens.memory_views import BrowserViews, open_turn_in_history
 from autopatch_tui.tui.screens.memory_list import KIND_OPTIONS, STATUS_OPTIONS, WORDS_KEY, Row
 from autopatch_tui.tui.screens.memory_promote import PromoteFlow
@@ -108,15 +110,17 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         self.promote = PromoteFlow(self)  # space marks, p promotes (memory_promote.py)
         self._problem = ""
         self._history: dict = {}  # item ID -> its supersession history, loaded with the detail
+        self._rescues: dict = {}  # item ID -> the rules it was kept over (`refused_store.KeptOver`)
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Tabs(Tab("To review", id="view-inbox"), Tab("Items", id="view-items"), Tab("Audit", id="view-audit"),
-                   active="view-items", id="mb-views")
+                   Tab("Not remembered", id="view-refused"), active="view-items", id="mb-views")
         with ContentSwitcher(initial="mb-browser", id="mb-switch"):
             yield from self._items_view()
             yield InboxView(self.services, id="mb-inbox")
             yield AuditView(self.services, id="mb-audit")
+            yield RefusedView(self.services, id="mb-refused")
         yield AppFooter()  # the degraded view is mounted only when a store is degraded (`_degraded_view`)
 
     def _items_view(self) -> ComposeResult:
@@ -176,6 +180,8 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
             self.query_one(InboxView).reload()
         elif self.view == "audit":
             self.query_one(AuditView).reload()
+        elif self.view == "refused":
+            self.query_one(RefusedView).reload()
 
     def reload(self) -> None:
         """Reload the list (or re-run the search) and the selected item's detail."""
@@ -233,9 +239,16 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         self.query_one("#mb-switch").display = False
         self.query_one("#mb-views").display = False
         view.display = True
-        text = notices.degraded_text(diagnostic, schema_version, self.services.manager.paths)
+        from autopatch_tui.core.no_memory import merged_away
+
+        away = merged_away(self.services.manager)  # nothing to export or clear here: the fix is elsewhere
+        text = notices.degraded_text(diagnostic, schema_version, self.services.manager.paths, merged_away=away)
+        self.query_one("#mb-degraded-title", Static).update(
+            Text("Memory is not available here" if away else "Memory is degraded"))
+        self.query_one("#mb-degraded .buttons").display = not away
         self.query_one("#mb-diagnostic", Static).update(text)
-        self.query_one("#mb-clear", Button).focus()
+        if not away:
+            self.query_one("#mb-clear", Button).focus()
         self.refresh_bindings()
 
     def _show_rows(self, gen: int, rows: list[Row], more: bool, append: bool, problem: str,
@@ -326,6 +339,9 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         try:
             detail = mgr.show_item(item_id)
             self._history[item_id] = mgr.item_history(item_id)
+            from autopatch_tui.core.memory.steering import kept_over
+
+            self._rescues[item_id] = kept_over(mgr, detail.id)
         except MemoryNotFoundError:
             return None, []
         return detail, load_provenance(mgr, detail.sources)
@@ -353,7 +369,11 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         self.query_one("#mb-fields", Static).update(fields_text(detail))
         self.query_one("#mb-revisions", Static).update(revisions_text(detail))
         history = self._history.pop(detail.id, None)
-        self.query_one("#mb-history", Static).update(history_text(history) if history is not None else Text(""))
+        shown = history_text(history) if history is not None else Text("")
+        for k in self._rescues.pop(detail.id, []):  # issue 31.2: kept over a refusal, by the user's decision
+            shown.append(f"\nKept over rule: {k.words} ({safe_line(k.rule)}), your decision "
+                         f"(turn {safe_line(k.turn_id)})", style="bold")
+        self.query_one("#mb-history", Static).update(shown)
         self.sources.show_provenance(provenance)
         for wid in ("#mb-revisions-title", "#mb-revisions", "#mb-history", "#mb-sources-title", "#mb-sources"):
             self.query_one(wid).display = True
@@ -418,8 +438,12 @@ class MemoryBrowserScreen(BrowserViews, AppScreen):
         browsing = ("focus_search", "cycle_kind", "cycle_status", "forget", "jump", "toggle_mark", "promote")
         if action in browsing and (self.healthy is False or self.view != "items"):
             return False
+        if action in ("clear", "export") and self.healthy is False:
+            from autopatch_tui.core.no_memory import merged_away  # merged away: nothing here to export or clear
+
+            return not merged_away(self.services.manager)
         if action == "clear":
-            return self.healthy is False
+            return False
         if action == "forget":
             return True if self.detail is not None and self.detail.status == "active" else None
         if action in ("toggle_mark", "promote"):  # active items only (a search lists active items)

@@ -13,8 +13,19 @@ CLEAR_BODY = ("This is `memory clear --confirm`: it deletes all Memory data — 
               "a snapshot first if you want one.")
 
 
-def degraded_text(diagnostic: str, schema_version: int | None, paths: StorePaths) -> Text:
-    """What is wrong with the store, where it is, and what Export and Clear do about it."""
+def degraded_text(diagnostic: str, schema_version: int | None, paths: StorePaths, *,
+                  merged_away: bool = False) -> Text:
+    """What is wrong with the store, where it is, and what Export and Clear do about it. A store
+    merged into one not reachable here (`merged_away`) has no schema to report and nothing to clear:
+    the text names the fix and says that chat works without Memory meanwhile."""
+    if merged_away:
+        from autopatch_tui.core.no_memory import NO_MEMORY_NOTE
+
+        text = Text()
+        text.append("Diagnostic: ", style="bold")
+        text.append(diagnostic)
+        text.append(f"\n\nNothing here was changed or lost. {NO_MEMORY_NOTE}")
+        return text
     try:
         where = str(paths.db.relative_to(paths.repo))
     except (AttributeError, ValueError):

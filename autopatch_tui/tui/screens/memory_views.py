@@ -15,12 +15,13 @@ from textual.widgets import ContentSwitcher, Input, Tab, Tabs
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.tui.screens.memory_audit import AuditView
 from autopatch_tui.tui.screens.memory_inbox import InboxView
+from autopatch_tui.tui.screens.memory_refused import RefusedView
 
 log = logging.getLogger(__name__)
 
 
 class BrowserViews:
-    VIEWS = ("inbox", "items", "audit")
+    VIEWS = ("inbox", "items", "audit", "refused")
     view = "items"
     review_count = 0
 
@@ -53,7 +54,7 @@ class BrowserViews:
             return
         self.view = view
         self.query_one("#mb-switch", ContentSwitcher).current = {"inbox": "mb-inbox", "items": "mb-browser",
-                                                                 "audit": "mb-audit"}[view]
+                                                                 "audit": "mb-audit", "refused": "mb-refused"}[view]
         tabs = self.query_one("#mb-views", Tabs)
         if tabs.active != f"view-{view}":
             tabs.active = f"view-{view}"
@@ -63,6 +64,9 @@ class BrowserViews:
         elif view == "audit":
             self.query_one(AuditView).reload()
             self.query_one(AuditView).focus_list()
+        elif view == "refused":
+            self.query_one(RefusedView).reload()
+            self.query_one(RefusedView).focus_list()
         else:
             self.focus_home()  # the Items view is ready for typing: its search field (issue 20)
         self.refresh_bindings()
@@ -97,6 +101,7 @@ class BrowserViews:
 
     def on_inbox_view_counted(self, event: InboxView.Counted) -> None:
         self._set_count(event.count)
+        self.app.review_count = event.count  # type: ignore[attr-defined]  # the status bar at once, not at the next state read
 
     def action_duplicates(self) -> None:
         """Find duplicate project stores (the merge dialog)."""
@@ -110,15 +115,17 @@ class BrowserViews:
                                          current_store=current_store_name(self.services)))
 
 
-async def open_turn_in_history(app: object, turn_id: str) -> None:
+async def open_turn_in_history(app: object, turn_id: str, *, back_to: str | None = "memory") -> None:
     """Show the history screen and ask it to show `turn_id` (runs on the App's message loop, so
-    the browser may be popped meanwhile)."""
+    the browser may be popped meanwhile). Escape there comes back to `back_to` (the Memory browser,
+    in the view it was left in: the inbox's `j` returns to the inbox)."""
     await app.run_action("show('history')")  # type: ignore[attr-defined]
     screen = app.screen  # type: ignore[attr-defined]
     show_turn = getattr(screen, "show_turn", None)
     if screen.name != "history" or show_turn is None:
         app.notify("The thread history cannot show that turn.", severity="warning")  # type: ignore[attr-defined]
         return
+    screen.back_to = back_to
     result = show_turn(turn_id)
     if inspect.isawaitable(result):
         await result

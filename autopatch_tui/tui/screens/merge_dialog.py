@@ -31,7 +31,7 @@ from textual.message_pump import MessagePump
 from textual.widgets import Button, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
-from autopatch_tui.core.stores.scan import Proposal, ScanResult
+from autopatch_tui.core.stores.scan import Proposal, ScanResult, judge_words
 from autopatch_tui.core.stores.service import reorg_words
 from autopatch_tui.core.terminal_text import escape_controls
 from autopatch_tui.tui.resources import style
@@ -132,7 +132,7 @@ class ProposalRow(Vertical):
         text.append("confidence ", style="dim")
         text.append(plain(p.confidence), style="bold")
         text.append("  ·  judged by ", style="dim")
-        text.append(plain(p.judged_by), style="bold")
+        text.append(plain(judge_words(p.judged_by)), style="bold")
         if self.swapped:
             text.append("  ·  direction swapped", style="italic")
         return text
@@ -150,6 +150,10 @@ class ProposalRow(Vertical):
             grid.add_row(Text(role, style="bold"), Text(plain(ev.get("label"))), Text(store),
                          Text(plain(ev.get("root")), overflow="fold"),
                          Text(f"{facts if facts is not None else '?'} facts"))
+            # the evidence the proposal rests on: the origin remote under the root
+            grid.add_row(Text(""), Text(""), Text(""),
+                         Text(f"remote {plain(ev.get('remote'), '') or 'unknown'}", style="dim", overflow="fold"),
+                         Text(""))
         return grid
 
     def reason_text(self) -> Text:

@@ -35,8 +35,9 @@ from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
 
 WORKER_GROUPS = ("stores-load",)
 # Label and Root take the free width (Root twice Label's share); on a narrow terminal Facts leaves
-# first, then Label; the store name and its state (live, current, retired) never do
-COLUMNS = (Col("store", "Store", 34), Col("label", "Label", 10, flex=1, drop=1), Col("root", "Root", 12, flex=2),
+# first, then Label; the store name and its state (live, current, retired) never do. A long root is
+# cut from the left: two checkouts' roots differ at their end (…/src/shop-api, …/old/shop-api)
+COLUMNS = (Col("store", "Store", 34), Col("label", "Label", 10, flex=1, drop=1), Col("root", "Root", 12, flex=2, cut_left=True),
            Col("facts", "Facts", 6, drop=2), Col("state", "State", 7))
 
 
@@ -82,7 +83,7 @@ class StoresScreen(AppScreen):
     CSS_PATH = style("stores.tcss")
     BINDINGS = [
         Binding("escape", "back", "Back", id="stores.back"),
-        Binding("d", "scan", "Find duplicate stores", id="stores.scan"),
+        Binding("d", "scan", "Duplicates", id="stores.scan", tooltip="find duplicate stores (the merge scan)"),
         Binding("r", "reload", "Reload", id="stores.reload"),
         Binding("a", "add", "Add store", id="stores.add"),
         Binding("l", "label", "Label", id="stores.label"),

@@ -13,7 +13,9 @@ Its order is stable whatever has focus: Help (F1) and Quit first — a narrow te
 footer from the right, and these two must stay visible (at 80 columns both, at 60 F1) — then the
 screen's own keys in their declared order, then a focused widget's, then the rest of the App's
 (F2…F6), then the palette. (Textual's order follows the focus chain: with the prompt focused,
-`f6 Stores` came first because the TextArea binds f6.)"""
+`f6 Stores` came first because the TextArea binds f6.) When the keys do not fit the width, the
+App's F2…F6 leave from the right, then the palette key (both are in F1's help), so the screen's
+own keys are shown whole instead of being cut (issue 30 item 14)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,13 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 FIRST = ("app.help", "app.quit")  # always at the left of the footer, in this order
+
+
+def key_width(entry: tuple[str, str, str, str, bool, str, str]) -> int:
+    """The cells one key takes in the footer: " key description " (FooterKey's padding)."""
+    from rich.cells import cell_len
+
+    return cell_len(entry[1]) + cell_len(entry[2]) + 3
 
 
 def declared_index(node: DOMNode, binding: Binding) -> int:
@@ -97,15 +106,42 @@ class AppFooter(Footer):
                 rank, order = -1, FIRST.index(binding.id)
             shown.append(((rank, order), binding, enabled, tooltip))
         shown.sort(key=lambda entry: entry[0])
-        out = [(binding.key, app.get_key_display(binding), binding.description, binding.action, not enabled,
-                tooltip, "") for _, binding, enabled, tooltip in shown]
+        tail = []
         if self.show_command_palette and app.ENABLE_COMMAND_PALETTE:
             palette = active.get(app.COMMAND_PALETTE_BINDING)
             if palette is not None:
                 _node, binding, enabled, tooltip = palette
-                out.append((binding.key, app.get_key_display(binding), binding.description, binding.action,
-                            not enabled, binding.tooltip or binding.description, "-command-palette"))
-        return out
+                tail.append((binding.key, app.get_key_display(binding), binding.description, binding.action,
+                             not enabled, binding.tooltip or binding.description, "-command-palette"))
+        ranks = [rank for (rank, _), *_ in shown]
+        keys = [(binding.key, app.get_key_display(binding), binding.description, binding.action, not enabled,
+                 tooltip, "") for _, binding, enabled, tooltip in shown]
+        # too narrow: the App's screen keys (F2…F6, in F1's help and the palette) leave from the right;
+        # then the palette key (ctrl+p is in F1's help) leaves. F1,
+        # Quit, the screen's own keys and its focused view's (the inbox's Keep…) stay (issue 30 item 14)
+        room = self._room()
+
+        def width() -> int:
+            return sum(key_width(k) for k in keys) + sum(key_width(e) + 1 for e in tail)
+
+        while width() > room and 2 in ranks:
+            at = len(ranks) - 1 - ranks[::-1].index(2)
+            del keys[at], ranks[at]
+        if width() > room:
+            tail = []
+        return keys + tail
+
+    def _room(self) -> int:
+        width = self.size.width if self.is_attached and self.size.width else 0
+        return width or (self.app.size.width if self.app is not None else 0) or 10_000
+
+    def on_resize(self) -> None:
+        """Another width may show other keys: recompose (once) when it does."""
+        if self._composed is None or self._recompose_scheduled:
+            return
+        if self.entries() != self._composed:
+            self._recompose_scheduled = True
+            self.call_after_refresh(self._recompose_once)
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:

@@ -26,6 +26,20 @@ class Col:
     width: int  # the column's width (a text column's minimum)
     flex: int = 0  # > 0: a text column, shares the remaining width
     drop: int = 0  # > 0: dropped on narrow terminals, the highest rank first; 0: never
+    cut_left: bool = False  # a text too long loses its head ("…src/shop-api"): paths differ at their end
+
+
+def cut_head(value: Any, width: int) -> Any:
+    """`value` (a str or `Text`) cut from the left to `width` cells with a leading "…"."""
+    from rich.cells import cell_len
+
+    text = value if isinstance(value, Text) else Text(str(value))
+    if width < 2 or cell_len(text.plain) <= width:
+        return value
+    plain = text.plain
+    while plain and cell_len(plain) > width - 1:
+        plain = plain[1:]
+    return Text("…" + plain, style=text.style, no_wrap=True, overflow="crop", justify=text.justify)
 
 
 def fit_columns(spec: Sequence[Col], available: int, padding: int = 1) -> list[tuple[Col, int]]:
@@ -84,7 +98,8 @@ class ResponsiveTable(DataTable):
         if self.spec:
             self._cells[key] = cells
             index = {c.key: i for i, c in enumerate(self.spec)}
-            cells = tuple(cells[index[c.key]] for c, _ in self.shown)
+            cells = tuple(cut_head(cells[index[c.key]], width) if c.cut_left else cells[index[c.key]]
+                          for c, width in self.shown)
         return super().add_row(*cells, key=key, **kwargs)
 
     def set_cell(self, row_key: Any, column_key: str, value: Any) -> None:
@@ -94,8 +109,9 @@ class ResponsiveTable(DataTable):
         if cells is None or index is None:
             return
         self._cells[row_key] = cells[:index] + (value,) + cells[index + 1:]
-        if column_key in self.shown_keys:
-            self.update_cell(row_key, column_key, value)
+        shown = next(((c, w) for c, w in self.shown if c.key == column_key), None)
+        if shown is not None:
+            self.update_cell(row_key, column_key, cut_head(value, shown[1]) if shown[0].cut_left else value)
 
     def clear(self, columns: bool = False) -> DataTable:  # type: ignore[override]
         self._cells = {}
@@ -113,7 +129,7 @@ class ResponsiveTable(DataTable):
         fitted = fit_columns(self.spec, self._available(), self.cell_padding)
         if fitted == self.shown:
             return
-        if [c.key for c, _ in fitted] == self.shown_keys:
+        if [c.key for c, _ in fitted] == self.shown_keys and not any(c.cut_left for c, _ in fitted):
             for col, width in fitted:  # the same columns: widths change in place
                 column = self.columns[col.key]  # type: ignore[index]
                 column.width = width

@@ -19,6 +19,11 @@ def turn_detail_text(turn: TurnInfo) -> Text:
     out.append(f"Turn {turn.sequence}", style="bold")
     out.append(f"  ·  {turn.intent}  ·  {turn.state}  ·  {short_time(turn.created_at)} UTC  ·  {turn.id}\n",
                style="dim")
+    if turn.memory_used:  # issue 31.3: what shaped this answer, by ID (the chat's line shows the quotes)
+        out.append(f"Memory used: {len(turn.memory_used)}", style="bold")
+        out.append(" · " + " · ".join(
+            f"{u.how} {escape_controls(u.id)} r{u.revision}" + (f" via {escape_controls(u.via)}" if u.via else "")
+            for u in turn.memory_used) + "\n", style="dim")
     if turn.scope_paths:
         out.append("Scope: ", style="bold")
         out.append(escape_controls(", ".join(turn.scope_paths)) + "\n")

@@ -85,8 +85,10 @@ class ToolOutput:
 
 
 def tool_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of an analyzer: ours without app or provider settings, plus `extra`."""
+    """The environment of an analyzer: ours without app or provider settings, plus `extra`; a Python
+    the tool starts (`-m`, `-c`) gets no working-folder entry on its import path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_PRIVATE_ENV)}
+    env["PYTHONSAFEPATH"] = "1"  # a Python the tool starts never imports from the repository it runs in
     env.update(extra or {})
     return env
 
