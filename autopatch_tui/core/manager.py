@@ -384,8 +384,10 @@ class MemoryManager:
 
     def process_pending(self) -> ExitFlushResult:
         """The exit flush: every open job gets one processing chance now."""
-        from autopatch_tui.core.pipeline.flush import exit_flush
+        from autopatch_tui.core.pipeline.flush import ExitFlushResult, exit_flush
 
+        if self._runner is None and self._nothing_to_flush():
+            return ExitFlushResult()  # what the flush would find; building the pipeline to find it costs ~0.5 s
         result = exit_flush(self.runner)
         if result.retry_wait:
             self.events.emit(Notice("warning", f"{result.retry_wait} Memory job(s) will be retried at the next start"))
@@ -589,6 +591,14 @@ class MemoryManager:
                                             cancel_before_work=self.store.cancel_verify, has_work=self._any_open_job,
                                             built=lambda: self._runner)
         return self._worker
+
+    def _nothing_to_flush(self) -> bool:
+        """No open job and a current summary (or a degraded store, which the flush leaves alone)."""
+        if not self.store.healthy:
+            return True
+        from autopatch_tui.core.pipeline.summary import needs_refresh
+
+        return not self._any_open_job() and not needs_refresh(self.store.conn(), self.paths)
 
     def _any_open_job(self) -> bool:
         from autopatch_tui.core.memory.jobs import any_open_job

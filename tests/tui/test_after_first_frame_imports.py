@@ -106,3 +106,42 @@ def test_a_saved_audit_of_an_ended_thread_is_still_read_and_closed(repo, isolate
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["loaded"] == ["pydantic"]
     assert got["note"]  # the unreadable file is reported, not skipped
+
+
+EXIT_PROBE = """
+import json, sys
+from pathlib import Path
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.pipeline.exit_once import ExitFlush
+from autopatch_tui.core.settings import load_settings
+mgr = MemoryManager.open(Path.cwd(), load_settings())
+mgr.start_background()
+if PENDING:
+    h = mgr.begin_turn("we always use tabs")
+    mgr.complete_turn(h, "ok")
+outcome = ExitFlush(lambda: mgr).run("ctrl+q")  # every exit path of the app flushes through this
+mgr.close()
+r = outcome.result
+print(json.dumps({"loaded": sorted(m for m in WATCH if m in sys.modules), "pending": r.pending,
+                  "summary": (Path.cwd() / ".autopatch-j" / "memory_summary.md").exists()}))
+"""
+
+
+def _exit(repo, pending: bool) -> dict:
+    code = f"WATCH = {PIPELINE!r}\nPENDING = {pending!r}\n" + EXIT_PROBE
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=120,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_quitting_a_session_with_nothing_to_flush_builds_no_pipeline(repo, isolated_env) -> None:
+    _exit(repo, pending=False)  # the first session writes the summary
+    out = _exit(repo, pending=False)
+    assert out == {"loaded": [], "pending": 0, "summary": True}
+
+
+def test_quitting_with_an_open_job_still_flushes_it(repo, isolated_env) -> None:
+    _exit(repo, pending=False)
+    out = _exit(repo, pending=True)  # no model: the job stays pending, and the flush counts it
+    assert "autopatch_tui.core.pipeline.runner" in out["loaded"]
+    assert out["pending"] == 1
