@@ -1,0 +1,56 @@
+"""Inputs a repository ships that a careless scanner reads in quadratic time: every one is judged
+at once. Each command runs in a child process under a generous timeout (`run_cli`'s), which fails
+the test only on a hang — these are not timed assertions; the result is what is checked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autopatch_tui.core.bounded_json import JsonFileError, nesting_depth, parse
+from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.settings import Settings
+from tests.support.memory_factory import add_item
+
+HANG = 60  # seconds; the quadratic scans took minutes to hours on these sizes
+
+# an unclosed string of escaped quotes: each `"` began a fresh scan to the end of the file
+UNCLOSED = b"{" * 9 + b'"' + b'\\"' * 1_500_000  # 3 MB
+
+
+def test_an_unclosed_string_of_escaped_quotes_is_measured_in_one_pass() -> None:
+    """In-process on a small input, the same answers the guard gives a valid document."""
+    assert nesting_depth(b'{"a": "[[[\\"{{", "b": [[1]]}') == 3  # brackets in strings do not count
+    assert nesting_depth(b'[[ "unclosed \\" [[[[') == 2  # an unclosed string swallows the rest
+    with pytest.raises(JsonFileError) as caught:
+        parse(b'[[ "x\\" [[[[', "f.json")
+    assert caught.value.reason == "not_json"
+
+
+def test_a_marks_file_with_a_long_unclosed_string_is_one_sentence(repo: Path, settings: Settings,
+                                                                   run_cli) -> None:
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        add_item(mgr.store.conn(), subject="tabs", statement="Never use tabs", keywords=["indentation"])
+    finally:
+        mgr.close()
+    (repo / ".autopatch-j" / "review_marks.json").write_bytes(UNCLOSED)
+    rc, _, err = run_cli("memory", "review", timeout=HANG)
+    assert rc == 1 and "review_marks.json" in err and len(err.strip().splitlines()) == 1, err
+    rc, out, err = run_cli("memory", "status", json=True, timeout=HANG)
+    assert rc == 0 and out["review"]["new"] == 1, err
+
+
+def test_a_store_column_with_a_long_unclosed_string_is_no_value(tmp_path: Path) -> None:
+    """`loads_column` (every JSON column of a store) measured in a child under the watchdog."""
+    script = tmp_path / "judge.py"
+    script.write_text(
+        "from autopatch_tui.core.bounded_json import loads_column\n"
+        "text = '[' * 17 + '\"' + '\\\\\"' * 1_500_000\n"
+        "print(loads_column(text, 'none'))\n")
+    proc = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True, timeout=HANG,
+                          cwd=tmp_path)
+    assert (proc.returncode, proc.stdout.strip()) == (0, "none"), proc.stderr
