@@ -54,3 +54,34 @@ def test_a_store_column_with_a_long_unclosed_string_is_no_value(tmp_path: Path) 
     proc = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True, timeout=HANG,
                           cwd=tmp_path)
     assert (proc.returncode, proc.stdout.strip()) == (0, "none"), proc.stderr
+
+
+# --------------------------------------------------------------------------- a long dotted TOML key
+
+LONG_KEY = "a" + ".a" * 60_000 + " = 1\n"  # tomllib: ~100 s
+
+
+def test_a_pyproject_with_a_long_dotted_key_is_never_parsed(tmp_path: Path, monkeypatch) -> None:
+    """The Memory Map's doubts (every turn) and `memory audit` read the manifests: such a
+    pyproject.toml says nothing, and never reaches the parser; a key within the bound still does."""
+    from autopatch_tui.core.claims import manifests
+
+    parsed: list[str] = []
+    real = manifests.tomllib.loads
+    monkeypatch.setattr(manifests.tomllib, "loads", lambda text: parsed.append(text) or real(text))
+    (tmp_path / "pyproject.toml").write_text("[project]\nrequires-python = '>=3.11'\n" + LONG_KEY)
+    facts = manifests.read_facts(tmp_path)
+    assert facts.python_deps is None and facts.requires_python is None and parsed == []
+    (tmp_path / "pyproject.toml").write_text("[project]\nrequires-python = '>=3.11'\n" + ".".join("a" * 31) + " = 1\n")
+    assert manifests.read_facts(tmp_path).requires_python == ">=3.11" and len(parsed) == 1
+
+
+def test_memory_audit_with_a_long_dotted_key_in_pyproject_finishes(repo: Path, settings: Settings, run_cli) -> None:
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        add_item(mgr.store.conn(), subject="python", statement="We target Python 3.8.")
+    finally:
+        mgr.close()
+    (repo / "pyproject.toml").write_text("[project]\nrequires-python = '>=3.11'\n" + LONG_KEY)
+    rc, out, err = run_cli("memory", "audit", json=True, timeout=HANG)
+    assert rc == 0 and out["stale_claims"] == [], err  # unreadable manifest: nothing can be contradicted
