@@ -85,3 +85,27 @@ def test_memory_audit_with_a_long_dotted_key_in_pyproject_finishes(repo: Path, s
     (repo / "pyproject.toml").write_text("[project]\nrequires-python = '>=3.11'\n" + LONG_KEY)
     rc, out, err = run_cli("memory", "audit", json=True, timeout=HANG)
     assert rc == 0 and out["stale_claims"] == [], err  # unreadable manifest: nothing can be contradicted
+
+
+# --------------------------------------------------------------------------- a token's deep header
+
+def _b64(raw: bytes) -> str:
+    import base64
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+DEEP_JWT = _b64(b'{"a":' + b"[" * 5000 + b"]" * 5000 + b"}") + ".eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXNpZw"
+
+
+def test_a_token_with_a_deep_header_is_redacted_not_a_crash(repo: Path, settings: Settings, invoke_cli) -> None:
+    from autopatch_tui.core.secrets import find_secrets
+
+    assert [s.kind for s in find_secrets(f"token {DEEP_JWT} end")] == ["json web token"]  # fails closed
+    assert find_secrets("x " + _b64(b'{"a": [') + ".eyJzdWIiOiIxIn0.c2ln end") == []  # not JSON: not a token
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        item = add_item(mgr.store.conn(), subject="deploy", statement=f"Deploy with {DEEP_JWT} as the token.")
+    finally:
+        mgr.close()
+    rc, out, err = invoke_cli("memory", "show", item.logical_id)
+    assert rc == 0 and "Traceback" not in err and DEEP_JWT not in out, err
