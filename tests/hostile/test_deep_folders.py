@@ -37,6 +37,33 @@ def deep_tree(root: Path) -> Path:
     return here
 
 
+def remove_deep(root: Path) -> None:
+    """Remove `root/src/d/…` bottom-up without recursion (`shutil.rmtree`, pytest's clean-up of old
+    temporary folders included, recurses per level on 3.11 too)."""
+    chain = [root / "src"]
+    while (chain[-1] / "d").is_dir():
+        chain.append(chain[-1] / "d")
+    for folder in reversed(chain):
+        for entry in os.scandir(folder):
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        os.rmdir(folder)
+
+
+@pytest.fixture
+def deep(tmp_path: Path):
+    """`deep(root)` plants the tree; it is removed at the end of the test."""
+    planted: list[Path] = []
+
+    def plant(root: Path) -> Path:
+        planted.append(root)
+        return deep_tree(root)
+
+    yield plant
+    for root in planted:
+        remove_deep(root)
+
+
 def test_the_walk_is_os_walk_on_an_ordinary_tree(tmp_path: Path) -> None:
     for rel in ("a/b/c.txt", "a/x.txt", "b/y.txt", "z.txt", "a/b/e/f/g.txt"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -53,16 +80,16 @@ def test_the_walk_is_os_walk_on_an_ordinary_tree(tmp_path: Path) -> None:
     assert shape(TreeWalk(tmp_path)) == shape(os.walk(tmp_path))
 
 
-def test_a_deep_tree_is_walked_to_the_bound_and_the_rest_counted(tmp_path: Path) -> None:
-    deep_tree(tmp_path)
+def test_a_deep_tree_is_walked_to_the_bound_and_the_rest_counted(tmp_path: Path, deep) -> None:
+    deep(tmp_path)
     walk = TreeWalk(tmp_path / "src")
     tops = [top for top, _, _ in walk]
     assert len(tops) == MAX_WALK_DEPTH + 1 and walk.skipped == 1
 
 
 @pytest.fixture
-def deep_repo(repo: Path) -> Path:
-    deep_tree(repo)
+def deep_repo(repo: Path, deep) -> Path:
+    deep(repo)
     return repo
 
 
