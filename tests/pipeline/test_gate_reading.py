@@ -443,7 +443,7 @@ PROBES_QUOTED = [  # (text, quote or None, expected rule, lasting): long message
 ("it's fine, no need to add tests for this one", None, "one_off_scope", None),
 ("We will never store raw card numbers.", None, None, True),
 ("We never stored raw card numbers.", None, "code_fact", None),
-("Raw card numbers are never stored.", None, "code_fact", None),
+("Raw card numbers are never stored.", None, None, None),  # round two of issue 29: a passive "never" is a policy
 ("Raw card numbers must never be stored.", None, None, True),
 ("My rule of thumb: one assertion per test.", None, None, None),
 ("Rule of thumb: one assertion per test.", None, None, None),

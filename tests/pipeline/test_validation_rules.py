@@ -483,3 +483,58 @@ def test_a_quote_with_nul_characters_is_a_contract_violation_not_damage(pipe, ll
     assert payload_of(llm_stub.requests_for("extraction_repair")[0])["violations"] == [
         {"rule": "schema", "where": "reply"}]
     assert [c["sources"][0]["quote"] for c in _accepted(pipe)] == ["always use tabs"]
+
+
+@pytest.mark.parametrize("aliases", [[], ["旧结构"]])
+def test_a_repair_still_without_any_english_alias_keeps_the_decision_and_notes_it(pipe, llm_stub, aliases):
+    """Issue 29, round two: aliases *missing* after the one repair (none, or only Chinese ones) keep the
+    user's explicit decision — never refused, never a refusal in the job's verdict — while wrong
+    aliases (above) are still refused."""
+    t = add_turn(pipe, ZH, "好的。")
+    c = cand(src(t, "user", "旧 memory schema 不兼容，直接删除"), kind="project_decision", subject="旧 memory schema",
+             statement="旧 memory schema 不兼容，直接删除", aliases=aliases)
+    out = _extract(pipe, llm_stub, c, repair=ext_reply(c))
+    assert out.status == "succeeded" and [x["subject"] for x in _accepted(pipe)] == ["旧 memory schema"]
+    assert len(llm_stub.requests_for("extraction_repair")) == 1  # the repair is still asked for, once
+    assert job_of_turn(pipe, t)["failure_rule"] is None
+
+
+def test_the_missing_alias_note_is_counted_not_refused():
+    from autopatch_tui.core.pipeline.contracts import CandidateOut
+    from autopatch_tui.core.pipeline.extraction_rules import ALIAS_MISSING_NOTE, _aliases_missing
+
+    base = {"kind": "project_decision", "subject": "部署脚本", "statement": "部署脚本统一放到 deploy 目录", "content": "",
+            "strength": "hard", "origin": "explicit", "recall_mode": "always", "applies_to_paths": [], "keywords": [],
+            "sources": [{"turn_id": "t1", "role": "user", "quote": "部署脚本统一放到 deploy 目录"}]}
+    assert ALIAS_MISSING_NOTE == "english_alias_missing"
+    assert _aliases_missing(CandidateOut(**base, aliases=[]))
+    assert _aliases_missing(CandidateOut(**base, aliases=["部署脚本"]))
+    assert not _aliases_missing(CandidateOut(**base, aliases=["deploy"]))  # present (if wrong): not missing
+
+
+def test_an_alias_that_adds_a_number_the_user_never_said_is_refused(pipe, llm_stub):
+    t = add_turn(pipe, "合并前必须有人 review。 Always run the tests first.", "好的。")
+    c = cand(src(t, "user", "合并前必须有人 review"), kind="project_decision", subject="合并前 review",
+             statement="合并前必须有人 review", aliases=["require two approvals before merging"])
+    other = cand(src(t, "user", "Always run the tests first."), subject="tests first", statement="Run tests first.")
+    out = _extract(pipe, llm_stub, c, other)
+    assert out.status == "succeeded" and [x["subject"] for x in _accepted(pipe)] == ["tests first"]
+    assert job_of_turn(pipe, t)["failure_rule"] == "alias_adds:1"
+    assert llm_stub.requests_for("extraction_repair") == []  # a refusal, not a contract violation
+
+
+@pytest.mark.parametrize("aliases, sources, adds", [
+    (["use redis with a 1h ttl"], ["缓存统一用 Redis"], True),           # a duration
+    (["require two approvals"], ["合并前必须有人 review"], True),          # a number word
+    (["expire sessions daily"], ["会话统一放 Redis"], True),              # a unit
+    (["retry with max_retries"], ["外部请求统一加重试"], True),            # a code-like token
+    (["use s3 for uploads"], ["上传文件统一放对象存储"], True),             # an identifier with a digit
+    (["require two reviewers"], ["每个 PR 都要两个人 review"], False),     # said as a Chinese numeral
+    (["run a full backup daily"], ["每天做一次全量备份"], False),          # said as a Chinese unit
+    (["paginate public API responses"], ["对外接口统一返回分页结构"], False),  # an acronym translates 接口
+    (["expire cache after 30 minutes"], ["缓存 30 分钟过期"], False),       # the digits are the user's
+])
+def test_alias_adds(aliases, sources, adds):
+    from autopatch_tui.core.pipeline.alias_facts import alias_adds
+
+    assert alias_adds(aliases, sources) is adds

@@ -15,6 +15,9 @@ A kept candidate's `lasting` (when set) is the standing the evidence gives it: T
 `round29=True` marks a case written in issue 29's round: a sentence of our own for each mechanism the gate
 gained (withdrawn, relayed, ironic, complaint/question mood, policy vs fact, confirmations, "Area: rule"
 bullets, standing) and the look-alike a careless implementation gets wrong.
+`round29b=True` marks a case written in issue 29's second round (irony without a marker word, policy in
+the present tense, aliases that add, a decision kept without an English alias, reversal and bare "ok"
+adoptions) and its look-alike.
 `round_two_wrong=True` marks a round-three case that the round-two gate got wrong, measured the same way.
 `round_one_wrong=True` marks a round-two case (issue #19, generalization) that the round-one
 evidence gate got wrong, measured the same way against that gate's code.
@@ -71,6 +74,7 @@ class Case:
     round_one_wrong: bool = False  # the round-one evidence gate got it wrong (measured against its code)
     round_two_wrong: bool = False  # the round-two gate got it wrong (issue #19 round three; measured against its code)
     round29: bool = False  # written in issue 29's round (deliverables 1 and 3): a mechanism's sentence or its look-alike
+    round29b: bool = False  # written in issue 29's second round: a mechanism's sentence or its look-alike
     repair: tuple[Cand, ...] | None = None
     consolidate: dict = field(default_factory=dict)
     consolidation_rule: str | None = None
@@ -926,4 +930,96 @@ CASES: tuple[Case, ...] = (
          repair=(c(D, "图片格式", "上传的图片统一转成 webp 再存", u(0, "上传的图片统一转成 webp 再存"),
                    aliases=("webp images",), expect="cjk_decision_needs_english_alias"),),
          violation="cjk_decision_needs_english_alias", forbidden=(D,), round29=True),
+    # ---------------------------------------------------------- issue 29, second round (`round29b=True`)
+    # irony without a marker word: praise, then an exaggeration or a counterexample of the same proposal
+    adopt("i29b-adopt-praise-escalation", "en", "I suggest we add type hints to the public API functions.",
+          "brilliant, and while we're at it let's annotate every single test helper too, what a productive week",
+          D, "type hints", "Add type hints to the public API functions.", expect="ironic", round29b=True),
+    adopt("i29b-adopt-praise-counterexample", "en", "Let's keep deploys small and ship them on Fridays.",
+          "love it, small Friday deploys, just like the one that took checkout down all weekend", D,
+          "deploy day", "Ship small deploys on Fridays.", expect="ironic", round29b=True),
+    adopt("i29b-zh-adopt-praise-escalation", "zh", "建议把所有配置项都加上注释。",
+          "太好了，干脆把整个仓库的每一行代码都加上注释吧，真是高效啊", D, "配置注释", "配置项都加上注释",
+          aliases=("comment every config option",), expect="ironic", round29b=True),
+    adopt("i29b-adopt-reduplicated-yes", "en", "I'd put the feature flags behind one settings object.",
+          "yes yes, go for it 👍", D, "feature flags", "Put the feature flags behind one settings object.",
+          legit=True, lasting=True, round29b=True),
+    adopt("i29b-zh-adopt-reduplicated", "zh", "建议日志统一输出成 JSON 行。", "好好好，就这么办", D, "日志格式",
+          "日志统一输出成 JSON 行", aliases=("emit logs as json lines",), legit=True, lasting=True, round29b=True),
+    adopt("i29b-adopt-praise-plain-addition", "en", "I suggest we validate the request body with pydantic.",
+          "great, and while we're at it add the same validation to the CLI input", D, "request validation",
+          "Validate the request body with pydantic.", legit=True, lasting=True, round29b=True),
+    adopt("i29b-adopt-praise-precedent", "en", "Let's put a circuit breaker in front of the payment client.",
+          "nice, like the one we set up for the mail client", D, "circuit breaker",
+          "Put a circuit breaker in front of the payment client.", legit=True, lasting=True, round29b=True),
+    # team policy in the present tense: exclusives, a passive "never", "nobody … without" state a rule
+    one("i29b-en-policy-only-channel", "en", "secrets live in the vault, services only read them through the config client",
+        D, "secrets access", "Services read secrets only through the config client.",
+        "services only read them through the config client", legit=True, lasting=True, round29b=True),
+    one("i29b-en-policy-passive-only", "en", "hotfix branches are cut from the release tag only", D, "hotfix branches",
+        "Cut hotfix branches from the release tag only.", legit=True, lasting=True, round29b=True),
+    one("i29b-en-policy-passive-never", "en", "production is never deployed to by hand", D, "production deploys",
+        "Never deploy to production by hand.", legit=True, lasting=True, round29b=True),
+    one("i29b-en-policy-nobody-without", "en", "nobody merges to main without a green build", D, "merging to main",
+        "Merge to main only with a green build.", legit=True, lasting=True, round29b=True),
+    one("i29b-zh-policy-only", "zh", "配置只从环境变量读取，不读本地文件", D, "配置来源", "配置只从环境变量读取",
+        aliases=("read config from environment variables only",), legit=True, lasting=True, round29b=True),
+    one("i29b-en-only-quantity-fact", "en", "the scheduler only retries once after a timeout", D, "scheduler retries",
+        "The scheduler retries once after a timeout.", expect="code_fact", round29b=True),
+    one("i29b-en-only-pronoun-fact", "en", "it only breaks on the arm runners", D, "arm runners",
+        "Breaks on the arm runners.", expect="code_fact", round29b=True),
+    one("i29b-en-only-definite-fact", "en", "the gateway only forwards json", D, "gateway", "The gateway forwards json.",
+        expect="code_fact", round29b=True),
+    one("i29b-en-never-active-fact", "en", "the cache never evicts pinned keys", D, "cache eviction",
+        "The cache never evicts pinned keys.", expect="code_fact", round29b=True),
+    one("i29b-zh-copula-description-fact", "zh", "线上缓存是两个节点，写请求都走主节点", D, "缓存拓扑",
+        "写请求都走主节点", aliases=("route writes to the primary node",), expect="code_fact", round29b=True),
+    # an alias may not add a number, a duration or a code-like token the user never said
+    one("i29b-zh-alias-adds-duration", "zh", "会话数据统一放 Redis", D, "会话存储", "会话数据统一放 Redis",
+        aliases=("store sessions in redis with 24h expiry",), expect="alias_adds", round29b=True),
+    one("i29b-zh-alias-adds-number", "zh", "合并前必须有人 review", D, "合并前 review", "合并前必须有人 review",
+        aliases=("require two approvals before merging",), expect="alias_adds", round29b=True),
+    one("i29b-zh-alias-adds-code-token", "zh", "外部请求统一用指数退避重试", D, "重试策略", "外部请求统一用指数退避重试",
+        aliases=("retry external calls with max_retries backoff",), expect="alias_adds", round29b=True),
+    one("i29b-zh-alias-number-said", "zh", "每个 PR 都要两个人 review", D, "PR review", "每个 PR 都要两个人 review",
+        aliases=("require two reviewers per pull request",), legit=True, lasting=True, round29b=True),
+    one("i29b-zh-alias-acronym-translation", "zh", "对外接口统一返回分页结构", D, "接口分页", "对外接口统一返回分页结构",
+        aliases=("paginate public API responses",), legit=True, lasting=True, round29b=True),
+    # a Chinese decision whose repair still has no English alias at all is kept (missing, not wrong)
+    Case("i29b-zh-alias-missing-kept", "zh", (t("部署脚本统一放到 deploy 目录下。", "好的。"),),
+         (c(D, "部署脚本位置", "部署脚本统一放到 deploy 目录下", u(0, "部署脚本统一放到 deploy 目录下")),),
+         repair=(c(D, "部署脚本位置", "部署脚本统一放到 deploy 目录下", u(0, "部署脚本统一放到 deploy 目录下"),
+                   lasting=True),),
+         violation="cjk_decision_needs_english_alias", legit=True, items=(D,), round29b=True),
+    # a reversal as the later step makes the first one temporary; a plain order is no limit
+    one("i29b-zh-reversal-temporary", "zh", "先把超时调到 60 秒，压测完再调回来", D, "超时设置", "超时调到 60 秒",
+        aliases=("raise the timeout to 60 seconds",), expect="one_off_scope", round29b=True),
+    one("i29b-en-reversal-temporary", "en", "bump the log level to debug and set it back afterwards", P, "log level",
+        "Bump the log level to debug.", expect="one_off_scope", round29b=True),
+    # a bare "ok" answering a proposed rule in a chat adopts it; in a patch review it is about that patch
+    adopt("i29b-adopt-bare-ok-rule", "en", "I suggest we name test files after the module they cover.", "ok", D,
+          "test file naming", "Name test files after the module they cover.", legit=True, lasting=True, round29b=True),
+    adopt("i29b-zh-adopt-bare-hao", "zh", "建议所有脚本都加上 set -euo pipefail。", "好的", D, "脚本安全选项",
+          "所有脚本都加上 set -euo pipefail", aliases=("add strict mode to every shell script",), legit=True,
+          lasting=True, round29b=True),
+    Case("i29b-adopt-ok-in-review", "en",
+         (t("What would you do here?", "I suggest we wrap this call in a retry.", intent="patch_revise"),
+          t("ok", "Applied.", intent="patch_revise")),
+         (c(D, "retry wrapper", "Wrap this call in a retry.", a(0, "I suggest we wrap this call in a retry."),
+            u(1, "ok"), origin="adopted_proposal", expect="apply_only"),),
+         forbidden=(D,), round29b=True),
+    # a rule proposed to the assistant as a question lasts; a one-time "how about" stays a question
+    one("i29b-en-how-about-always", "en", "how about we always run the formatter before committing?", P, "formatting",
+        "Run the formatter before committing.", legit=True, lasting=True, round29b=True),
+    one("i29b-en-how-about-once", "en", "how about we run the formatter on this file?", P, "formatting",
+        "Run the formatter on this file.", expect="user_question", round29b=True),
+    # relayed words the user judges right in the same message are the user's; a doubt is no endorsement
+    one("i29b-en-relayed-judged-right", "en", "my lead says never log request bodies, and she's right", P,
+        "request logging", "Never log request bodies.", "never log request bodies", legit=True, lasting=True,
+        round29b=True),
+    one("i29b-zh-relayed-judged-right", "zh", "同事说接口错误统一返回错误码，说得对", D, "接口错误", "接口错误统一返回错误码",
+        "接口错误统一返回错误码", aliases=("return error codes for api errors",), legit=True, lasting=True, round29b=True),
+    one("i29b-zh-relayed-doubted", "zh", "同事说接口错误统一返回错误码，我不觉得有道理", D, "接口错误",
+        "接口错误统一返回错误码", "接口错误统一返回错误码", aliases=("return error codes for api errors",),
+        expect="relayed", round29b=True),
 )

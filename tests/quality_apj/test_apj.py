@@ -22,8 +22,6 @@ CASES, MALFORMED = load()
 # until it is taken off this list, so the list only ever shrinks. Never add a case to it to go green.
 KNOWN_FAILING = {
     "apj-q04": "refused cjk_decision_needs_english_alias: AutoPatch-J's aliases are Chinese + copied terms",
-    "apj-q07a": "refused cjk_decision_needs_english_alias: AutoPatch-J's aliases are Chinese only",
-    "apj-q07": "refused cjk_decision_needs_english_alias: AutoPatch-J's aliases are Chinese only",
     "apj-q10": "refused cjk_decision_needs_english_alias: AutoPatch-J's aliases copy 'SQLite Memory' only",
     "apj-s08": "refused cjk_decision_needs_english_alias: AutoPatch-J's alias is 'jdk' only",
     "apj-p01": "refused no_directive: AutoPatch-J keeps the stated preference '我明确偏好简洁回答'",

@@ -28,6 +28,7 @@ RULE_WORDS: dict[str, str] = {
     "discussion_origin": "a discussion rests on your own words only",
     "discussion_assistant_source": "a discussion rests on your own words only",
     "cjk_decision_needs_english_alias": "a Chinese decision without an English search phrase for its action",
+    "alias_adds": "its English search phrase adds something you did not say",
     "current_batch_source": "none of your words from this turn support it",
     "apply_only": "you only applied a patch",
     "adopted_needs_assistant_and_user": "an adoption needs the proposal and your reply",

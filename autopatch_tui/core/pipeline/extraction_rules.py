@@ -10,7 +10,11 @@ Two kinds of findings:
   reply still commits; each refusal is recorded with its rule and the turn of the candidate's first
   batch user source (`Verdict.refusals`), so a turn's refusals land on its own job.
 The repaired reply goes through every rule again: a Chinese decision whose aliases still do not
-cover it after the one repair is refused (`cjk_decision_needs_english_alias`), never tolerated.
+cover it after the one repair is refused (`cjk_decision_needs_english_alias`), never tolerated —
+unless it has no English alias at all (missing, not wrong): that decision is kept and noted
+(`Verdict.adjusted["english_alias_missing"]`), since losing the user's explicit decision over a
+missing recall phrase is worse than storing it findable by its Chinese words. An alias that adds a
+numeral, a unit or a technical token the user never wrote is refused (`alias_adds`, `alias_facts.py`).
 Strength and recall follow the spec, never "kept but lowered": a candidate the gate keeps is the
 user's explicit or adopted lasting statement (anything it cannot read so is refused with a rule), so
 it is `hard` (explicit) + `always` (it lasts: a standing rule stated without a limit lasts); changes
@@ -22,7 +26,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from autopatch_tui.core import constants as C
 from autopatch_tui.core.pipeline import markers as M
+from autopatch_tui.core.pipeline.alias_facts import RULE as ALIAS_ADDS_RULE
+from autopatch_tui.core.pipeline.alias_facts import alias_adds
 from autopatch_tui.core.pipeline.contracts import CandidateOut, ExtractionOut
 from autopatch_tui.core.pipeline.extraction_payload import ExtractionInput, TurnView
 from autopatch_tui.core.pipeline.model_reading import DISAGREEMENT_PREFIX, second_reading
@@ -35,6 +42,13 @@ from autopatch_tui.core.pipeline.semantic_gate import (
 from autopatch_tui.core.recall.terms import content_terms, query_terms
 
 ALIAS_RULE = "cjk_decision_needs_english_alias"  # a violation before the repair, a refusal after it
+# a note, never a refusal: a Chinese decision kept after the one repair although it has no English alias
+ALIAS_MISSING_NOTE = "english_alias_missing"
+
+
+def _aliases_missing(cand: CandidateOut) -> bool:
+    """No alias holds a Latin letter: the English recall phrase is missing, not wrong."""
+    return not any(any("a" <= ch.lower() <= "z" for ch in a) for a in cand.aliases)
 
 
 @dataclass(frozen=True)
@@ -209,7 +223,10 @@ def _policy(cand: CandidateOut, inp: ExtractionInput, turns: dict[str, TurnView]
         proposals = [s for s in cand.sources if s.role == "assistant" and turns[s.turn_id].sequence < last_user_seq]
         if not proposals:
             return "adopted_needs_assistant_and_user"
-        if all(M.is_apply_only(turns[s.turn_id].user) for s in batch_user):
+        # a bare "ok"/"yes" answering a proposal in a chat turn adopts the proposed rule; in a repair
+        # turn (applying a patch) it is about that change, like "apply"
+        if all(M.is_apply_only(turns[s.turn_id].user, affirmatives=turns[s.turn_id].intent in C.REPAIR_INTENTS)
+               for s in batch_user):
             return "apply_only"
         return None
     # explicit preference or decision: the user said it, in this batch, not just "apply"
@@ -254,17 +271,26 @@ def validate_extraction(out: ExtractionOut, inp: ExtractionInput, *, after_repai
         if rule:
             verdict.refuse(rule, cand, inp)
             continue
+        if judgement and cand.aliases and alias_adds(
+                cand.aliases, [s.quote for s in cand.sources] + [cand.subject, cand.statement, cand.content]):
+            verdict.refuse(ALIAS_ADDS_RULE, cand, inp)  # an alias states what the user did not ("1h TTL")
+            continue
         if (cand.kind == "project_decision" and cand.origin != "inferred_repetition"
                 and M.cjk_dominant(cand.statement)
                 and not aliases_cover_decision(cand.subject, cand.statement, cand.content, cand.aliases)):
-            if after_repair:  # the one repair did not repair it: refused, never stored as it is
-                verdict.refuse(ALIAS_RULE, cand, inp)
-            else:
+            if not after_repair:
                 verdict.violations.append(Violation(ALIAS_RULE, f"candidates[{i}].aliases"))
-            continue
+                continue
+            if _aliases_missing(cand):
+                # the repair still gave no English alias at all: the user's explicit decision is kept
+                # (losing it is worse than storing it without an English recall phrase), and noted
+                verdict.adjusted[ALIAS_MISSING_NOTE] += 1
+            else:  # the aliases are there but wrong: refused, never stored as they are
+                verdict.refuse(ALIAS_RULE, cand, inp)
+                continue
         # judgement None: the gate is switched off (bench/quality.py --baseline): the model's standing
         verdict.accepted.append(_standing(cand, verdict) if judgement else cand)
     return verdict
 
 
-__all__ = ["ALIAS_RULE", "Verdict", "Violation", "job_verdict", "safe_summary", "validate_extraction"]
+__all__ = ["ALIAS_MISSING_NOTE", "ALIAS_RULE", "Verdict", "Violation", "job_verdict", "safe_summary", "validate_extraction"]

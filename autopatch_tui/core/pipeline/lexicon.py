@@ -127,6 +127,11 @@ LIMIT_STATEMENT = re.compile(r"^(?:(?:this|that|it)(?:'s| is| was) (?:only|just|
 XIAN_CONDITION = re.compile(r"(?:前|之前|以前|时|时候|之后|后)\s*[,，]?\s*先")
 # a clause-final 再说/再看看 defers ("先用 SQLite 跑起来再说"); followed by an object it is the sequence's
 # second step ("先列 blocking issues 再说 nit")
+# a *reversal* as the sequence's later step makes the first a temporary measure: "先把日志调成 debug，查完
+#再改回来", "turn on verbose logging and switch it back afterwards" (a particle of return on a verb)
+REVERSAL = re.compile(r"(?:改|调|切|换|设|开|关|降|升)回(?:来|去)?|恢复原样|还原回去|"
+                      r"\b(?:change|switch|set|turn|put|flip|dial) (?:it|them|that|this|those) back\b|"
+                      r"\brevert (?:it|them|that|this) (?:afterwards|after|later|when)\b")
 XIAN_SEQUENCE = re.compile(r"再(?!(?:说|看看|议|讨论|决定|商量)(?:吧|呗)?\s*(?:[,，。!！?？]|$))|然后|之后|接着|随后")
 
 # ------------------------------------------------------------------------------ mood
@@ -265,6 +270,28 @@ EN_MODAL = re.compile(
 EN_NORM = re.compile(r"^(?:every|each|all|any)\b[^,]*?\b(?:needs?|requires?|gets?|deserves?)\b(?! to be (?:done|fixed))"
                      r"|^[^,]*?\b(?:always|never) (?:needs?|requires?|gets?)\b(?! (?:[a-z]+(?:ed|en)|cold|hot|warm|"
                      r"slow|fast|stale|full|empty|big|large|worse|better|stuck|lost|busy|flaky|red|green|noisy|weird)\b)")
+# a *policy in the present tense* (issue 29, round two): a statement made normative by its form, not
+# its verb — an exclusive ("only") on a channel or a present verb, "never" in a passive ("main is never
+# deployed directly"), a deontic passive bounded by "only" ("release branches are cut from main only"),
+# "nobody … without/unless". A pronoun subject ("it only fails on CI"), a quantity or a time clause
+# after "only" ("only processes one job at a time", "only kicks in after a timeout") or a past tense
+# stays a description of the system, and so does a definite subject's "only" ("the api only speaks json").
+_PARTICIPLE = r"(?:[a-z]+(?:ed|en)|cut|built|run|set|put|made|kept|done|written|read|sent|shipped|held|bound|split|shut)"
+_NOT_SUBJECT = r"(?!(?:it|this|that|which|there|he|she|i|you|what|who)\b)"
+EN_POLICY = re.compile(
+    r"^" + _NOT_SUBJECT + r"[^,]*?\b(?:is|are) (?:only|never|exclusively) " + _PARTICIPLE + r"\b"
+    r"|^" + _NOT_SUBJECT + r"[^,]*?\b(?:is|are) " + _PARTICIPLE + r"\b[^,]* (?:only|exclusively)$"
+    r"|^" + _NOT_SUBJECT + r"[^,]*?\b(?:from|through|via|by|in|on|with|over|behind|under) [^,]{1,40} (?:only|exclusively)$"
+    # a generic subject (bare, quantified or ours: "services only read it through the sdk"); a definite
+    # one describes what that component does ("the api only speaks json")
+    r"|^(?!(?:the|a|an|its|this|that|these|those)\b)" + _NOT_SUBJECT + r"(?:[\w./-]+ ){1,3}only (?!(?:if|when|after|before|once|until|on|in|at|for|a|an|one|\d)\b)"
+    r"(?![a-z]+ed\b)[a-z]+\b"
+    r"|^(?:nobody|no one|no-one|none of us) [a-z]+s\b[^,]*\b(?:without|unless|except)\b")
+# what keeps an exclusive descriptive: a quantity, a frequency or a time clause in the statement
+EN_POLICY_DESCRIPTIVE = re.compile(r"\b(?:one|two|three|four|five|\d+|once|twice|a single|at a time|sometimes|"
+                                   r"occasionally|after|when|whenever|if|until|while|was|were|had|did)\b")
+ZH_POLICY = re.compile(r"只(?:从|通过|经过|经|走|由|用|能|允许|许|放|写|读|在)|(?:从不|从来不|绝不|决不|一律不)")
+ZH_POLICY_DESCRIPTIVE = re.compile(r"时|的时候|之后|以后|一次|一个|[一两二三四五六七八九十]\s*[个次条份]|会|了")
 # a verbless norm: a short noun phrase under a constraint ("One assertion per test.", "Tabs over
 # spaces.", "Max 100 chars per line."); a verbless phrase without one is a label or a fact
 EN_VERBLESS_NORM = re.compile(r"\b(?:per|max|maximum|min|minimum|at most|at least|no more than|instead of|over|"
@@ -279,7 +306,9 @@ REASSURANCE = re.compile(r"^(?:(?:so|and|but|just|ok)\s+)*(?:don't|do not|no nee
 EN_HABIT_CHANGE = re.compile(r"^(?:stop|quit|cease|give up|start|begin|keep) (?!(?:the|a|an|this|that|it|my|our|your)\b)"
                              r"[a-z-]+ing\b")
 EN_POLITE = re.compile(r"^(?:could|can|would|will) you\b|^would you mind\b|^(?:can|could) we\b|^do you mind\b"
-                       r"|^is it (?:ok|possible) (?:if|to)\b")
+                       r"|^is it (?:ok|possible) (?:if|to)\b"
+                       # a rule proposed to the assistant as a question: "how about we always …?", "why don't we …?"
+                       r"|^(?:how about|what about|what if) (?:we|you)\b|^why (?:don't|do not) (?:we|you)\b")
 # a request for information (not a lasting rule)
 EN_INFO = re.compile(
     r"^(?:(?:please|can you|could you|would you)\s+)*(?:tell me|explain|show me|describe|remind me|let me know|"

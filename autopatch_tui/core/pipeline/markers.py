@@ -46,9 +46,17 @@ def _has(text: str, words: tuple[str, ...]) -> bool:
     return False
 
 
-def is_apply_only(text: str) -> bool:
+# the words of applying a patch; the rest of APPLY_ONLY are bare affirmatives ("yes", "ok", "好")
+APPLY_WORDS = {"apply", "/apply", "apply it", "apply patch", "apply the patch", "apply this", "ok apply", "yes apply",
+               "应用", "应用补丁", "应用吧", "确认应用", "apply them", "apply all", "a", "y"}
+
+
+def is_apply_only(text: str, *, affirmatives: bool = True) -> bool:
+    """The text only applies a patch or (with `affirmatives`) only says yes. A bare "ok" answering a
+    proposal of a rule adopts it (`affirmatives=False` in a chat turn, issue 29 round two); "apply"
+    is about one change."""
     norm = re.sub(r"[\s,.!。！，]+", " ", text.casefold()).strip()
-    return norm in APPLY_ONLY
+    return norm in (APPLY_ONLY if affirmatives else APPLY_WORDS)
 
 
 def has_code_fact(text: str) -> bool:

@@ -196,9 +196,15 @@ def _clause_mood(c: str, lasting: bool) -> str:
         return "commitment"
     if L.EN_PLEASE.search(body) and _thing_requested(head):
         return "question"  # "the stack trace please": a one-time request for that thing
-    if L.EN_MODAL.search(body) or L.EN_PLEASE.search(body) or L.EN_NORM.match(head):
+    if L.EN_MODAL.search(body) or L.EN_PLEASE.search(body) or L.EN_NORM.match(head) or _policy(head):
         return "directive"
     return "commitment" if L.LASTING_START.search(body) else "declarative"
+
+
+def _policy(head: str) -> bool:
+    """A present-tense statement made normative by an exclusive, a passive "never" or "nobody …
+    without" (`lexicon.EN_POLICY`), unless a quantity or time clause keeps it descriptive."""
+    return bool(L.EN_POLICY.search(head)) and not L.EN_POLICY_DESCRIPTIVE.search(head)
 
 
 def _zh_mood(body: str, head: str, ends_q: bool, lasting: bool) -> str:
@@ -220,6 +226,8 @@ def _zh_mood(body: str, head: str, ends_q: bool, lasting: bool) -> str:
         return "directive"
     if L.ZH_USE.search(body) and not L.ZH_FACT.search(body):
         return "directive"  # "这次回答用表格": a bare "use" with no state marker is an instruction
+    if L.ZH_POLICY.search(body) and not L.ZH_POLICY_DESCRIPTIVE.search(body):
+        return "directive"  # "配置只从环境变量读": an exclusive states the rule ("服务只在启动时读取配置" describes)
     return "commitment" if L.LASTING_START.search(body) else "declarative"
 
 
@@ -292,7 +300,7 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
         return Reading("declarative", fact=True, repair=repair)  # "Lint: `ruff check .`": how the repo is run
     lasting = bool(L.LASTING_SCOPE.search(main))
     local = (bool(L.LOCAL_SCOPE.search(main)) or _one_off_xian(main, lasting)
-             or (not lasting and bool(L.EVENT_SCOPE.search(main))))
+             or (not lasting and bool(L.EVENT_SCOPE.search(main) or L.REVERSAL.search(main))))
     undecided = bool(L.EN_UNDECIDED.search(main) or L.ZH_UNDECIDED.search(main))
     parts = commas(main) or [main]
     if _segment_question(main, lasting):
@@ -316,6 +324,7 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
     moods = [_clause_mood(c, lasting) for c in content]
     if moods[0] == "declarative" and _verbless_norm(_strip_lead(content[0].strip(_TRAIL))):
         moods[0] = "directive"  # "One assertion per test." (a fragment after a clause is no norm)
+    _continue_description(content, moods)
     terse = _terse_norm(content, moods)
     if terse:
         moods[0] = terse
@@ -339,6 +348,20 @@ def read_segment(text: str, *, repair: bool = False) -> Reading:
         fact = not (L.PERSON_SUBJECT.match(first) or L.SMALL_TALK.match(first) or L.OPINION.match(main)
                     or ("ack" in moods and L.PRONOUN_REMARK.match(first)))
     return Reading(mood, hedged=hedged, undecided=undecided, local=local, lasting=lasting, fact=fact, repair=repair)
+
+
+def _continue_description(content: list[str], moods: list[str]) -> None:
+    """A Chinese sentence opening with a copular description ("线上数据库是一主两从，读请求都走从库")
+    goes on describing: a later clause whose only directive mark is a verb at its head or a distributive
+    都 before it, with no norm word (要, 必须, 一律, 统一, 只, 以后 …), is part of the description."""
+    first = content[0].strip()
+    if (len(content) < 2 or moods[0] != "declarative" or not _cjk(first) or not L.ZH_COPULA.search(first)
+            or first.startswith(("这", "那", "它", "我", "你"))):  # "这只是为了这次演示，…" states the request's limit
+        return
+    for i in range(1, len(moods)):
+        c = content[i]
+        if moods[i] == "directive" and _cjk(c) and "把" not in c and not (L.ZH_NORM.search(c) or L.ZH_POLICY.search(c)):
+            moods[i] = "declarative"
 
 
 def _combine(readings: list[Reading]) -> Reading:

@@ -175,6 +175,10 @@ def _explicit(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: lis
             labels.append(voice)
             continue
         reading = read_quote(turn.user, s.quote, repair=turn.intent in C.REPAIR_INTENTS, meaning=meaning)
+        if reading.refusal() and speech.reported(turn.user[:MAX_TURN_TEXT], s.quote):
+            # endorsed words of another speaker ("my lead says X, and she's right"): the user adopts X,
+            # read X itself, not the report around it
+            reading = read_quote(s.quote, s.quote, repair=turn.intent in C.REPAIR_INTENTS, meaning=meaning)
         label = reading.refusal()
         if label is None and not shares_meaning(s.quote, meaning, _candidate_text(cand)):
             label = "off_meaning"
@@ -218,7 +222,8 @@ def _adopted(cand: CandidateOut, turns: Mapping[str, TurnView], batch_user: list
     first: `extraction_rules` checked the order). Lasting when the proposal or the reply says so."""
     meaning = _meaning(cand)
     replies = [(s, turns[s.turn_id]) for s in batch_user]
-    refusals = [("ironic" if speech.ironic(t.user[:MAX_TURN_TEXT]) else None)
+    offers = [s.quote for s in cand.sources if s.role == "assistant"]
+    refusals = [("ironic" if speech.ironic(t.user[:MAX_TURN_TEXT]) or speech.mocks(t.user, offers) else None)
                 or ("withdrawn" if _withdrawn_later(t, turns, meaning) else None)
                 or confirmation_refusal(t.user[:MAX_TURN_TEXT]) for _, t in replies]
     if all(refusals):

@@ -10,7 +10,8 @@ quote (issue 29), before the clause itself is read (`reading.py`).
   that", "scratch that", "never mind", "on second thought", "算了", "当我没说"), or a later user turn
   does ("ignore what I said about X": about something else, it withdraws nothing).
 - *Irony* (`ironic`): a marker of irony around the quote or in a reply to a proposal ("what could
-  go wrong", "yeah right", "🙃", "/s", "呵呵").
+  go wrong", "yeah right", "🙃", "/s", "呵呵"); and without a marker word, a reply that praises a
+  proposal and then mocks it by exaggeration, a counterexample or a scare-quoted echo (`mocks`).
 
 Word classes are closed classes of form only: pronouns and determiners of a speaker, verbs of
 saying, withdrawal formulas (an imperative of dismissal over an anaphor of what was said), irony
@@ -76,7 +77,11 @@ _ENDORSE = re.compile(
     r"we're on board|let's (?:do|follow|go with|adopt) (?:that|it|this)|so (?:do|follow) (?:that|it|this)|"
     r"that's (?:right|our rule|the rule)|we follow (?:it|that|this)|(?:please )?(?:follow|stick to|do) (?:it|that|this)"
     r"(?: too| as well)?(?=$|[\s,.;:!]))(?![a-z])"
-    r"|我(?:也)?同意|赞同|照(?:这个|这条|此)(?:来|做|办)|就按(?:这个|这条)(?:来|做|办)?")
+    # the speaker judged right: "she's right", "good call", "说得对", "有道理", and a decision on it: "就这么定"
+    r"|(?<![a-z'])(?:(?:he|she|they|you)(?:'s|'re| is| are)|(?:is|are)) (?:(?:totally|absolutely|dead) )?right(?![a-z])"
+    r"|(?<![a-z])good call(?![a-z])"
+    r"|我(?:也)?同意|赞同|照(?:这个|这条|此)(?:来|做|办)|就按(?:这个|这条)(?:来|做|办)?|说得(?:对|没错|在理)|有道理|"
+    r"就这么(?:定|办|做|来)")
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno|\bhardly|不|没)\s*(?:\S+\s*){0,2}$")
 _SENTENCE_START = re.compile(r"[.!?。！？;；\n]\s*|(?<=[…])\s+")
 
@@ -85,6 +90,50 @@ _IRONY = re.compile(
     r"🙃|🙄|😒|😑|🤡|(?<![\w/])/s(?![\w/])|what could (?:possibly )?go wrong(?!\s*(?:with|in|on|at|for|if|when|here|there)\b)|(?<![a-z])yeah right(?![a-z])|"
     r"(?:because|cause|'cause) that (?:worked|went) (?:out )?(?:so |really |super )?(?:well|great)|said no one ever|"
     r"good luck with that|呵呵|真是(?:个)?好主意(?:呢|啊)")
+
+
+# irony without a marker word (issue 29, round two): a reply to a proposal that opens with praise and
+# then, in the same message, mocks the proposal — by exaggerating it (an escalation formula with an
+# exclamative or a universal: "…, let's also X while we're at it, what a time saver", "why stop
+# there"), by a counterexample ("like the one that locked …", "就像上次那个…"), or by echoing the
+# proposal's own word in scare quotes ("love it — 'tiny' migrations"). Praise alone, repeated
+# agreement ("yes yes, do it", "可以可以 👍") or a plain addition ("great, let's also add a test") adopts.
+_PRAISE = re.compile(
+    r"^(?:(?:oh|wow|ah|yes|yeah|well|ok|okay|哇|哦)[\s,!.…—-]+)*(?:perfect|great(?: idea| plan| call)?|brilliant|genius|"
+    r"amazing|wonderful|fantastic|awesome|excellent|superb|splendid|lovely|beautiful|(?:i )?love (?:it|this|that)|"
+    r"sounds (?:great|perfect|amazing|lovely)|what a (?:great|brilliant|fantastic) (?:idea|plan)|好主意|太好了|完美|妙啊|"
+    r"绝了|好极了|真棒|太棒了|高明)(?![a-z])")
+_ESCALATE = re.compile(r"while we'?re at it|why stop there|might as well|and why not|顺便|干脆|索性|要不(?:连|把)")
+_HYPERBOLE = re.compile(r"(?<![a-z])(?:what an? |such an? )[a-z]+(?: [a-z]+)?(?: saver| idea| plan| win)?[.!…]*$|"
+                        r"\b(?:the (?:whole|entire)|everything|every single|all of (?:it|them)|the rest of)\b|"
+                        r"(?:全部|所有|整个|统统|全都)|(?:真是|多么|多)[^，。！？]{0,8}(?:啊|呢)[!！。]*$")
+# the irregular past tense (a closed class of form)
+_IRREGULAR_PAST = (r"took|broke|went|brought|made|ran|blew|caught|froze|ate|cost|hit|sank|shot|stole|tore|threw|wrote|"
+                   r"kept|left|lost|fell|got|gave|held|hung|led|let|put|sent|shut|spent|split|stood|stuck|struck|"
+                   r"swept|woke|wore|began|drove|forgot|hid|knew|rose|shook|slid|spun|spread|dragged|did|had|was|were")
+# a counterexample: a comparison with a past event ("like the one that locked …"; "like the one we
+# shipped" is a precedent, not a counterexample), "就像上次那个…了…"
+_COUNTER = re.compile(r"\b(?:just )?like (?:the one|that one|the time|last time|that time)\b (?:that|when|where|which) "
+                      r"(?:\w+ )?(?:[a-z]+ed|" + _IRREGULAR_PAST + r")\b|(?:就像|跟|和)上次[^，。！？]{0,20}了")
+_SCARE = re.compile(r"['\"‘“「]([^'\"’”」\n]{1,30})['\"’”」]")
+
+
+def mocks(reply: str, proposals: list[str]) -> bool:
+    """A reply that praises a proposal and then mocks it by exaggeration, a counterexample or a scare-quoted
+    echo of the proposal's word (`_PRAISE` comment): no adoption."""
+    n = normalize(reply[:HEAD])
+    praise = _PRAISE.match(n)
+    if not praise:
+        return False
+    rest = n[praise.end():]
+    if _ESCALATE.search(rest) and (_HYPERBOLE.search(rest) or "why stop there" in rest):
+        return True
+    if _COUNTER.search(rest):
+        return True
+    # the proposal's own word in scare quotes, mocked by an exaggeration ("'tiny', sure, the whole schema");
+    # quoting it back to agree ("keep them 'tiny' as you said") adopts
+    said = normalize(" ".join(proposals))
+    return bool(_HYPERBOLE.search(rest)) and any(q.strip() and q.strip() in said for q in _SCARE.findall(rest))
 
 
 def _span(text: str, quote: str) -> tuple[int, int]:
@@ -107,16 +156,23 @@ def _endorsed(after: str) -> bool:
     return False
 
 
-def relayed(text: str, quote: str) -> bool:
-    """The quote is someone else's words (module doc), not endorsed by the user right after."""
-    start, end = _span(text, quote)
+def reported(text: str, quote: str) -> bool:
+    """The quote is in a block quote, a fenced block or the complement of another speaker's verb of
+    saying (endorsed or not)."""
+    start, _ = _span(text, quote)
     if _in_block(text, start):
-        return not _endorsed(normalize(text[end:end + WINDOW]))
+        return True
     before = text[max(0, start - WINDOW):start]
     cut = [m.end() for m in _SENTENCE_START.finditer(before)]
     sentence = normalize(before[cut[-1] if cut else 0:] + quote)
-    if not (_RELAY_EN.match(sentence) or _RELAY_ZH.match(sentence)):
+    return bool(_RELAY_EN.match(sentence) or _RELAY_ZH.match(sentence))
+
+
+def relayed(text: str, quote: str) -> bool:
+    """The quote is someone else's words (module doc), not endorsed by the user right after."""
+    if not reported(text, quote):
         return False
+    _, end = _span(text, quote)
     return not _endorsed(normalize(text[end:end + WINDOW]))
 
 
@@ -145,4 +201,4 @@ def ironic(text: str, quote: str | None = None) -> bool:
     return bool(_IRONY.search(normalize(text[max(0, start - 80):end + 120])))
 
 
-__all__ = ["ironic", "relayed", "withdrawn", "withdraws"]
+__all__ = ["ironic", "mocks", "relayed", "reported", "withdrawn", "withdraws"]
