@@ -5,6 +5,7 @@ entered, the deeper folders skipped and counted."""
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def deep_repo(repo: Path, deep) -> Path:
 
 
 def test_memory_audit_with_a_glob_scoped_item_in_a_deep_tree(deep_repo: Path, settings: Settings, invoke_cli,
-                                                            monkeypatch) -> None:
+                                                            caplog) -> None:
     mgr = MemoryManager.open(deep_repo, settings)
     try:
         add_item(mgr.store.conn(), subject="gen", statement="Generated code lives here.",
@@ -104,8 +105,11 @@ def test_memory_audit_with_a_glob_scoped_item_in_a_deep_tree(deep_repo: Path, se
     rc, out, err = invoke_cli("memory", "audit", json=True)
     assert rc == 0 and "Traceback" not in err, err
     (deep_repo / ".git").rename(deep_repo / "not-git")  # no git: the audit walks the folder itself
-    files = repository_files(deep_repo)
+    with caplog.at_level(logging.INFO, logger="autopatch_tui.core.memory.audit"):
+        files = repository_files(deep_repo)
     assert "src/top.py" in files and "src/" + "d/" * 10 + "ten.py" in files
+    assert not any(f.endswith("bottom.py") for f in files)
+    assert "left out 1 folder(s) nested deeper than 64 levels" in caplog.text
 
 
 def test_completion_scan_search_and_scope_survive_a_deep_tree(deep_repo: Path) -> None:
