@@ -102,7 +102,7 @@ def test_memory_audit_with_a_glob_scoped_item_in_a_deep_tree(deep_repo: Path, se
                  applies_to_paths=["src/**/gone_*.py"])
     finally:
         mgr.close()
-    rc, out, err = invoke_cli("memory", "audit", json=True)
+    rc, _, err = invoke_cli("memory", "audit", json=True)
     assert rc == 0 and "Traceback" not in err, err
     (deep_repo / ".git").rename(deep_repo / "not-git")  # no git: the audit walks the folder itself
     with caplog.at_level(logging.INFO, logger="autopatch_tui.core.memory.audit"):

@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.repair.analyzers import semgrep as semgrep_module
-from autopatch_tui.core.repair.analyzers.base import AnalyzerError, limited, run_tool, tool_env
+from autopatch_tui.core.repair.analyzers.base import (
+    AnalyzerError,
+    limited,
+    run_tool,
+    tool_env,
+)
 from autopatch_tui.core.tool_path import absolute_path
 
 
