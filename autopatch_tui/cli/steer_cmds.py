@@ -75,7 +75,7 @@ def cmd_refused(mgr: MemoryManager, args: argparse.Namespace) -> int:
 def add_steer_parsers(msub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = msub.add_parser("remember", help="remember TEXT now, as your explicit request; prints a receipt",
                         parents=[common])
-    p.add_argument("text", type=non_blank_message)
+    p.add_argument("text", metavar="TEXT", type=non_blank_message)  # contracts §4: memory remember TEXT
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_remember)
 

@@ -12,6 +12,7 @@ DB_FILE_NAME = "memory.db"
 DB_SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 EXPORT_DIR_NAME = "memory-exports"
 SUMMARY_FILE_NAME = "memory_summary.md"
+AUDIT_FILE_NAME = "audit.json"  # the open audit's drafts (repair/drafts_file.py)
 LEGACY_JSON_NAME = "memory.json"
 REVIEW_MARKS_NAME = "review_marks.json"  # contracts §8: which revisions the user kept (never in memory.db)
 REVIEW_LOCK_NAME = "review_marks.lock"  # the fcntl lock of a read-modify-write of the marks

@@ -104,6 +104,7 @@ class MemoryManager:
         self.store = self._open_store(identity, register)
         self._review: ReviewService | None = None  # review marks, the inbox, approval mode: `review`
         self._runner: PipelineRunner | None = None  # built on first use (`runner`, `worker`)
+        self._runner_lock = threading.RLock()
         self._worker: BackgroundWorker | None = None
         self._turn_keepers: TurnKeepers | None = None  # built on the first request (`turn_keepers`)
         self._flushes: list[tuple[WatermarkFlush, threading.Thread]] = []
@@ -383,8 +384,10 @@ class MemoryManager:
 
     def process_pending(self) -> ExitFlushResult:
         """The exit flush: every open job gets one processing chance now."""
-        from autopatch_tui.core.pipeline.flush import exit_flush
+        from autopatch_tui.core.pipeline.flush import ExitFlushResult, exit_flush
 
+        if self._runner is None and self._nothing_to_flush():
+            return ExitFlushResult()  # what the flush would find; building the pipeline to find it costs ~0.5 s
         result = exit_flush(self.runner)
         if result.retry_wait:
             self.events.emit(Notice("warning", f"{result.retry_wait} Memory job(s) will be retried at the next start"))
@@ -557,6 +560,12 @@ class MemoryManager:
     @property
     def runner(self) -> PipelineRunner:
         """The pipeline runner, built (and its modules imported) on first use."""
+        if self._runner is not None:
+            return self._runner
+        with self._runner_lock:  # the worker's thread builds it too (once a job is open)
+            return self._build_runner()
+
+    def _build_runner(self) -> PipelineRunner:
         if self._runner is None:
             from autopatch_tui.core.pipeline.runner import PipelineRunner, Timing
 
@@ -576,9 +585,25 @@ class MemoryManager:
             from autopatch_tui.core.pipeline.worker import BackgroundWorker
 
             # its first work is the deep check: no automatic write before the store's verdict
-            self._worker = BackgroundWorker(self.runner, before_work=self._verified_for_work,
-                                            cancel_before_work=self.store.cancel_verify)
+            # nor does it build the pipeline (imports ~0.5 s of CPU) before a job is open, and then in its
+            # own thread: starting it imports nothing (the app starts it right after its first frame)
+            self._worker = BackgroundWorker(lambda: self.runner, self.store, before_work=self._verified_for_work,
+                                            cancel_before_work=self.store.cancel_verify, has_work=self._any_open_job,
+                                            built=lambda: self._runner)
         return self._worker
+
+    def _nothing_to_flush(self) -> bool:
+        """No open job and a current summary (or a degraded store, which the flush leaves alone)."""
+        if not self.store.healthy:
+            return True
+        from autopatch_tui.core.pipeline.summary import needs_refresh
+
+        return not self._any_open_job() and not needs_refresh(self.store.conn(), self.paths)
+
+    def _any_open_job(self) -> bool:
+        from autopatch_tui.core.memory.jobs import any_open_job
+
+        return any_open_job(self.store.conn())
 
     def _verified_for_work(self) -> bool:
         self.verify_store()

@@ -56,6 +56,10 @@ class StorePaths:
         return self.state_dir / GITIGNORE_NAME
 
     @property
+    def saved_audit(self) -> Path:
+        return self.state_dir / C.AUDIT_FILE_NAME
+
+    @property
     def review_marks(self) -> Path:
         return self.state_dir / C.REVIEW_MARKS_NAME
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from autopatch_tui.core.clock import Clock, SystemClock
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.manager import MemoryManager
-from autopatch_tui.core.repair.workspace import ReviewState
+from autopatch_tui.core.repair.review_state import ReviewState
 from autopatch_tui.core.settings import Settings
 
 if TYPE_CHECKING:  # the agent and the repair workflows are imported on the first request, after the first frame

@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.core.memory import refused_store
 from autopatch_tui.core.settings import Settings
 from autopatch_tui.core.stores.service import StoreService
 from tests.support.fixtures import is_error_doc, make_git_repo, raw_connect
 from tests.support.memory_factory import add_item
+from tests.support.pipeline_helpers import create_all
 
 SECTION = re.compile(r"^  (COMMAND|ACTION)$")
 ENTRY = re.compile(r"^    ([a-z][a-z0-9-]*)(?:\s{2,}|$)")
@@ -93,6 +95,13 @@ def _world(base: Path, settings: Settings) -> World:
             mgr.complete_turn(h, "Noted: tabs.")
             item = add_item(mgr.store.conn(), subject="indentation", statement="Indent with tabs.",
                             keywords=["tabs"], sources=[(h.turn_id, "user", "We indent with tabs")]).logical_id
+            refused_store.add(mgr.paths, mgr.store.conn(), [refused_store.for_file(  # for `memory refused keep N`
+                "one_off_scope", h.turn_id, {
+                    "kind": "project_decision", "subject": "tabs here", "statement": "Indent with tabs here.",
+                    "content": "Indent with tabs here.", "strength": "hard", "origin": "explicit",
+                    "recall_mode": "always", "applies_to_paths": [], "aliases": [], "keywords": [],
+                    "sources": [{"turn_id": h.turn_id, "role": "user", "quote": "We indent with tabs"}]},
+                key="k1", at=1.0)])
         finally:
             mgr.close()
     conn = raw_connect(repo / ".autopatch-j" / "memory.db")
@@ -115,6 +124,7 @@ VALUES: dict[str, Callable[[World], str]] = {
     "path": lambda w: str(w.other), "PATH": lambda w: str(w.other),
     "TEXT": lambda w: "We indent with tabs here.",
     "query": lambda w: "tabs", "QUERY": lambda w: "tabs",
+    "N": lambda w: "1",  # `memory refused keep N`: the world's one refused candidate
 }
 # options without which a command refuses to do its work
 EXTRA: dict[tuple[str, ...], Callable[[World], list[str]]] = {
@@ -123,12 +133,13 @@ EXTRA: dict[tuple[str, ...], Callable[[World], list[str]]] = {
     ("memory", "promote"): lambda w: [w.item],  # IDs are optional (--prune alone)
     ("ask",): lambda w: ["Which indentation do we use?"],  # TEXT is optional (stdin); the test's stdin is no message
 }
-NEEDS_MODEL = {("ask",), ("memory", "remember")}
+NEEDS_MODEL = {("ask",), ("memory", "remember"), ("memory", "refused", "keep")}
 
 
 def test_every_command_answers_json_or_refuses_it(tmp_path: Path, settings: Settings, invoke_cli,
                                                   llm_stub, monkeypatch: pytest.MonkeyPatch) -> None:
     llm_stub.default("chat", "We use tabs.")
+    llm_stub.default("consolidation", create_all)  # `memory refused keep N` consolidates the kept candidate
     parsers = _walk(invoke_cli)
     # the walk reaches the commands this test was written against (and any added since)
     for words in (("memory", "forget"), ("memory", "clear"), ("memory", "stores", "add"),

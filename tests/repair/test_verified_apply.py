@@ -161,8 +161,8 @@ def test_a_java_audit_drafts_semgrep_findings_and_the_apply_is_verified_by_semgr
     assert result.answer.splitlines()[:3] == [
         "Code audit of src (1 file(s): 1 Java): 2 finding(s) from semgrep.",
         f"- F1 src/Tokens.java:6 java.weak-md5 {ws.get('F1').finding.message} — patch pending review",
-        f"- F2 src/Tokens.java:10 java.insecure-random {ws.get('F2').finding.message} — failed: no patch was "
-        "proposed",
+        f"- F2 src/Tokens.java:10 java.insecure-random {ws.get('F2').finding.message} — failed: draft refused: "
+        "the patched src/Tokens.java would not parse (line 10: missing ;); keep the code valid",  # issue 30 item 14
     ]
     first = first_requests(llm_stub)
     assert user_message(first[0]).startswith("Finding F1: java.weak-md5 at src/Tokens.java:6 — MD5 is a broken hash")

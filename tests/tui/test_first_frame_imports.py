@@ -11,7 +11,9 @@ import sys
 
 LATER = ("pydantic", "pydantic_core", "openai", "httpx", "markdown_it",
          "autopatch_tui.core.pipeline.runner", "autopatch_tui.core.agent.chat", "autopatch_tui.core.repair.workflows",
-         "autopatch_tui.core.repair.drafts_file", "autopatch_tui.core.recall.terms")
+         "autopatch_tui.core.repair.drafts_file", "autopatch_tui.core.recall.terms",
+         # issue 33: the audit itself (workspace, patching, the scanner's analyzers) and the search engine
+         "autopatch_tui.core.repair.workspace", "autopatch_tui.core.repair.scanner", "regex")
 
 PROBE = """
 import json, sys

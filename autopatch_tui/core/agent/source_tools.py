@@ -10,8 +10,6 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import regex
-
 from autopatch_tui.core.confine import (
     REFUSED_NAMES,
     ConfinementError,
@@ -121,6 +119,9 @@ class SourceTools:
 
     def _search(self, pattern: str, root: Path, hits: list[str], stop: threading.Event, budget: float) -> str:
         """'done', 'bound' or 'time'; appends hits as it goes."""
+        import regex  # the search engine (~10-30 ms to import), at the first search: the app's first frame
+        # imports this module for SKIPPED_DIRS (the @-completion) and must not pay it (issue 33)
+
         try:
             rx = regex.compile(pattern)
         except (regex.error, ValueError, OverflowError, RecursionError):

@@ -242,6 +242,15 @@ def record_failure(conn: sqlite3.Connection, lease: Lease, failure: Failure, *, 
     return status
 
 
+def any_open_job(conn: sqlite3.Connection) -> bool:
+    """Whether any job is pending, leased or waiting to retry (the background worker builds the
+    pipeline only then). One lookup per kind on the queue index, whatever the job history's size."""
+    return conn.execute(
+        "SELECT 1 FROM memory_jobs WHERE kind IN ('extraction', 'consolidation')"
+        " AND status IN ('pending', 'leased', 'retry_wait') LIMIT 1"
+    ).fetchone() is not None
+
+
 def job_counts(conn: sqlite3.Connection) -> dict[str, int]:
     counts = {s: 0 for s in C.JOB_STATUSES}
     for status, n in conn.execute("SELECT status, count(*) FROM memory_jobs GROUP BY status"):

@@ -14,11 +14,14 @@ import logging
 import sqlite3
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from autopatch_tui.core.errors import MemoryBusyError, MemoryStoreError
 from autopatch_tui.core.events import FlushProgress
 from autopatch_tui.core.memory import jobs
-from autopatch_tui.core.pipeline.runner import PipelineRunner
+
+if TYPE_CHECKING:  # the exit of a session that built no pipeline imports none (`MemoryManager.process_pending`)
+    from autopatch_tui.core.pipeline.runner import PipelineRunner
 
 log = logging.getLogger(__name__)
 TERMINAL = ("succeeded", "succeeded_no_output", "failed")

@@ -70,10 +70,15 @@ def render(conn: sqlite3.Connection, *, now: float) -> tuple[str, int]:
     return assemble(version, now, counts, lines), version
 
 
+def needs_refresh(conn: sqlite3.Connection, paths: StorePaths) -> bool:
+    """Whether `refresh` would re-render: the summary is missing or behind the data."""
+    row = conn.execute("SELECT data_version, summary_version FROM memory_meta WHERE id = 1").fetchone()
+    return row is not None and not (row["summary_version"] == row["data_version"] and paths.summary.exists())
+
+
 def refresh(conn: sqlite3.Connection, paths: StorePaths, *, now: float) -> None:
     """Re-render when the summary is missing or behind the data."""
-    row = conn.execute("SELECT data_version, summary_version FROM memory_meta WHERE id = 1").fetchone()
-    if row is None or (row["summary_version"] == row["data_version"] and paths.summary.exists()):
+    if not needs_refresh(conn, paths):
         return
     from autopatch_tui.core.pipeline import summary_state  # it builds on this module's line and layout
 

@@ -24,6 +24,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from autopatch_tui.core import constants as C
 from autopatch_tui.core.bounded_json import JsonFileError, check_nesting, read_bytes
 from autopatch_tui.core.confine import MAX_PATH_BYTES
 from autopatch_tui.core.errors import AutopatchError, UnsafePathError
@@ -33,7 +34,7 @@ from autopatch_tui.core.repair.patch_files import save_private
 from autopatch_tui.core.repair.patching import MAX_DIFF_CHARS
 from autopatch_tui.core.repair.scanner import MAX_SCAN_FILES
 
-FILE_NAME = "audit.json"
+FILE_NAME = C.AUDIT_FILE_NAME
 FORMAT = "autopatch-audit"
 VERSION = 1
 MAX_BYTES = 16 << 20
@@ -125,7 +126,7 @@ class AuditFile(_Strict):
 
 
 def path_of(repo: Path) -> Path:
-    return StorePaths(repo).state_dir / FILE_NAME
+    return StorePaths(repo).saved_audit
 
 
 def document(thread_id: str, ws: object) -> dict:
