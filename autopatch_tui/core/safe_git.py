@@ -14,7 +14,8 @@ repository (or a clone of one with a hand-edited `.git/config`) would run its co
 - an environment without the caller's `GIT_*` variables, with `GIT_CONFIG_NOSYSTEM=1`,
   `GIT_CONFIG_GLOBAL=/dev/null` (the product needs no user setting), `GIT_TERMINAL_PROMPT=0`,
   `GIT_OPTIONAL_LOCKS=0` (a read never rewrites the index);
-- stdin closed, `/` as the working folder (`-C` names the repository), a timeout, bounded output.
+- stdin closed, `/` as the working folder (`-C` names the repository, `--work-tree` makes it the
+  work tree whatever `core.worktree` says), a timeout, bounded output.
 
 A git that is missing, times out, or refuses the repository (one owned by another user: "dubious
 ownership", since no user `safe.directory` applies here) raises `GitError` with one plain sentence;
@@ -70,7 +71,10 @@ def git_env() -> dict[str, str]:
 
 
 def _base(repo: Path, config: Sequence[str]) -> list[str]:
-    argv = ["git", "--no-pager", "-C", str(repo)]
+    # `--work-tree`: the repository is the work tree, whatever `core.worktree` its configuration
+    # names (it would point `ls-files` at any folder the user can read); a `-c core.worktree=` is
+    # not enough: git reads that key from the repository's own file while it sets up
+    argv = ["git", "--no-pager", "-C", str(repo), f"--work-tree={repo}"]
     for item in config:
         argv += ["-c", item]
     return argv

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from autopatch_tui.core import bounded_json
 
 __all__ = ["Span", "find_secrets", "has_secret", "mask", "mask_once", "mask_value"]
 
@@ -152,11 +153,19 @@ def _looks_secret(value: str, *, worded: bool = False, long: bool = False) -> bo
     return _classes(value) >= 2
 
 
+_JWT_HEADER_DEPTH = 8  # a real header is one flat object
+
+
 def _jwt_ok(token: str) -> bool:
+    """Whether the token's header decodes to a JSON object. The bounded parser: a header nested past
+    any real one (a `RecursionError` in `json.loads`) is redacted all the same — fails closed."""
     head = token.split(".", 1)[0]
     try:
-        return isinstance(json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))), dict)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+        return isinstance(bounded_json.parse(raw, "a token header", max_depth=_JWT_HEADER_DEPTH), dict)
+    except bounded_json.JsonFileError as exc:
+        return exc.reason == bounded_json.TOO_DEEP
+    except (ValueError, binascii.Error):
         return False
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from autopatch_tui.core.agent.source_tools import SKIPPED_DIRS
+from autopatch_tui.core.tree_walk import TreeWalk
 
 MAX_FILES = 20_000
 
@@ -18,7 +18,7 @@ class FileIndex:
     def paths(self) -> list[str]:
         if self._paths is None:
             found: list[str] = []
-            for dirpath, dirnames, filenames in os.walk(self.repo):
+            for dirpath, dirnames, filenames in TreeWalk(self.repo):
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not d.startswith("."))
                 rel = Path(dirpath).relative_to(self.repo)
                 if rel.parts:

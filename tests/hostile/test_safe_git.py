@@ -178,3 +178,18 @@ def test_another_users_repository_is_a_sentence_and_the_audit_walks(committed: P
     assert str(caught.value) == "git refuses this repository (it belongs to another user)"
     files = audit.repository_files(committed)
     assert "src/a.py" in files and not any(f.startswith(".git/") for f in files)
+
+
+def test_core_worktree_in_the_repositorys_config_does_not_redirect_git(committed: Path, tmp_path: Path) -> None:
+    """`core.worktree` in `.git/config` would make `ls-files` (the audit's file list) describe
+    another folder — any folder the user can read; every call takes the repository as its work tree."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "secret").mkdir(parents=True)
+    (elsewhere / "secret" / "keys.txt").write_text("x\n")
+    (committed / "src" / "new.py").write_text("y = 2\n")  # untracked, in the repository
+    _git(committed, "config", "core.worktree", str(elsewhere))
+    files = audit.repository_files(committed)
+    assert "secret/keys.txt" not in files
+    assert {"src/a.py", "src/new.py", ".gitattributes"} <= set(files), files
+    listed = run_git(committed, ["ls-files", "-z", "--others", "--exclude-standard"]).decode().split("\0")
+    assert "src/new.py" in listed and "secret/keys.txt" not in listed

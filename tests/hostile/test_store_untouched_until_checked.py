@@ -110,3 +110,36 @@ def test_an_intact_rollback_journal_store_is_checked_then_switched(repo: Path, s
     assert rc == 0 and len(out["items"]) == 20, err
     assert db.read_bytes()[18:20] == b"\x02\x02"
     assert (repo / ".autopatch-j" / ".gitignore").read_text() == "*\n"
+
+
+def test_a_wal_store_with_hidden_damage_gets_no_gitignore(repo: Path, settings: Settings, invoke_cli) -> None:
+    """The journal-mode header is the repository's to set: a shipped store already in WAL mode, with
+    no remembered verdict, has its `.gitignore` written only once the deep check passed."""
+    db = _seed(repo, settings)
+    assert db.read_bytes()[18:20] == b"\x02\x02"
+    (repo / ".autopatch-j" / ".gitignore").unlink()
+    _damage_an_index_leaf(db)
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        assert not (repo / ".autopatch-j" / ".gitignore").exists()  # opened: nothing written yet
+        verdict = mgr.verify_store()
+        assert verdict is not None and not verdict.healthy
+    finally:
+        mgr.close()
+    assert not (repo / ".autopatch-j" / ".gitignore").exists()
+    rc, _, _ = invoke_cli("memory", "status", json=True)
+    assert not (repo / ".autopatch-j" / ".gitignore").exists()
+
+
+def test_an_intact_wal_store_gets_its_gitignore_once_checked(repo: Path, settings: Settings) -> None:
+    _seed(repo, settings, n=20)
+    (repo / ".autopatch-j" / ".gitignore").unlink()
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        if not mgr.store.verified:  # no remembered verdict: written once the check passes
+            assert not (repo / ".autopatch-j" / ".gitignore").exists()
+            verdict = mgr.verify_store()
+            assert verdict is not None and verdict.healthy
+        assert (repo / ".autopatch-j" / ".gitignore").read_text() == "*\n"
+    finally:
+        mgr.close()

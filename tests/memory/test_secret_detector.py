@@ -117,6 +117,7 @@ def test_importing_the_detector_compiles_no_pattern_until_it_is_used() -> None:
     import sys
 
     probe = ("import base64, binascii, json, math, re, collections, dataclasses\n"  # the module's own imports
+             "import autopatch_tui.core.bounded_json\n"  # shared; loaded by every command that reads a file
              "count = [0]\nreal = re.compile\n"
              "def counting(*a, **k):\n    count[0] += 1\n    return real(*a, **k)\n"
              "re.compile = counting\n"

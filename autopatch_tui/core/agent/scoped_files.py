@@ -8,7 +8,6 @@ with a marker, the rest are counted as omitted."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from autopatch_tui.core.agent.source_tools import (
 )
 from autopatch_tui.core.confine import ConfinementError, is_regular, kind_of, read_regular, resolve_inside
 from autopatch_tui.core.llm.tokens import estimate_tokens
+from autopatch_tui.core.tree_walk import TreeWalk
 
 MAX_FILES = 200  # files looked at per request, whatever the budget
 MIN_CUT_TOKENS = 200  # a cut-off file shorter than this is left out instead
@@ -58,7 +58,7 @@ def _candidates(tools: SourceTools, scope: list[str]) -> tuple[list[Path], int]:
         if kind == "file":
             seen.setdefault(target)
         elif kind == "dir":
-            for dirpath, dirnames, filenames in os.walk(target):
+            for dirpath, dirnames, filenames in TreeWalk(target):
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
                 for name in sorted(filenames):
                     seen.setdefault(Path(dirpath) / name)

@@ -7,7 +7,6 @@ hang the request)."""
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from autopatch_tui.core.confine import (
     refused_name,
 )
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.tree_walk import TreeWalk
 
 MAX_READ_LINES = 400
 MAX_READ_CHARS = 24_000
@@ -129,7 +129,7 @@ class SourceTools:
         if kind_of(root) != "dir":
             walk: list[tuple[str, list[str], list[str]]] = [(str(root.parent), [], [root.name])]
         else:
-            walk = os.walk(root)  # type: ignore[assignment]
+            walk = TreeWalk(root)  # type: ignore[assignment]
         scanned = 0
         for dirpath, dirnames, filenames in walk:
             dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS

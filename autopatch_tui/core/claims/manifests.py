@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autopatch_tui.core.confine import ConfinementError, confine, kind_of, read_confined
+from autopatch_tui.core.toml_guard import has_deep_key
 
 MAX_MANIFEST_BYTES = 512 * 1024
 
@@ -88,7 +89,10 @@ def _read(repo: Path, name: str) -> bytes | None:
 
 def _pyproject(data: bytes) -> dict | None:
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        if has_deep_key(text):  # tomllib: quadratic in a key's parts (core.toml_guard)
+            return None
+        doc = tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):  # tomllib recurses per nesting level
         return None
     return doc if isinstance(doc, dict) else None

@@ -41,6 +41,7 @@ from autopatch_tui.core.memory.reader_disagreements import ReaderDisagreement, r
 from autopatch_tui.core.recall.paths import normalize_path, path_covers
 from autopatch_tui.core.recall.terms import normalize_phrase
 from autopatch_tui.core.safe_git import GitError, run_git
+from autopatch_tui.core.tree_walk import TreeWalk
 
 log = logging.getLogger(__name__)
 
@@ -365,13 +366,17 @@ def repository_files(repo: Path) -> list[str]:
         except GitError as exc:  # no git, a refusal (another user's repository), a timeout: walk
             log.info("audit lists files by walking the folder: %s", exc)
     files: list[str] = []
-    for top, dirs, names in os.walk(repo):
+    walk = TreeWalk(repo)
+    for top, dirs, names in walk:
         dirs[:] = sorted(d for d in dirs if not (top == str(repo) and d in (".git", ".autopatch-j")))
         rel = os.path.relpath(top, repo)
         for name in sorted(names):
             files.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
             if len(files) >= MAX_LISTED_FILES:
                 return files
+    if walk.skipped:
+        log.info("audit's file list left out %d folder(s) nested deeper than %d levels", walk.skipped,
+                 walk.max_depth)
     return files
 
 

@@ -70,10 +70,12 @@ class MemoryStore:
         return self.health.healthy
 
     def reload(self) -> Health:
-        """Validate (bootstrapping a missing file) and, when healthy, write `.gitignore` and switch
-        to WAL. A fault the deep check remembered for exactly these files keeps the store degraded
-        (nothing opened for writing). A store not in WAL mode yet, whose verdict is not remembered,
-        is deep-checked first, before anything in its folder changes (issue 28 item 7). The
+        """Validate (bootstrapping a missing file) and, when healthy, switch to WAL. `.gitignore` is
+        written only for a store whose healthy verdict is remembered or once the deep check passed,
+        whatever its journal mode (a repository sets that header too). A fault the deep check
+        remembered for exactly these files keeps the store degraded (nothing opened for writing). A
+        store not in WAL mode yet, whose verdict is not remembered, is deep-checked first, before
+        anything in its folder changes (issue 28 item 7). The
         read-write connection then reads the invariants once more itself (a live peer may have
         committed since the check read the file)."""
         self._drop_connections()
@@ -89,15 +91,14 @@ class MemoryStore:
         if not self.verified and not in_wal_mode(self.paths.db):
             # A store this app never opened for writing (shipped by a repository, copied, an older
             # tool's): nothing is written in its folder — no WAL switch, no `.gitignore` — before
-            # the deep check, the one that sees its damage, has passed.
+            # the deep check, the one that sees its damage, has passed (`verify` writes it then).
             self.verify()
             if not self.health.healthy or not self.verified:
                 return self.health
-        try:
-            ensure_gitignore(self.paths)
-        except UnsafePathError as exc:
-            self.health = Health(False, self.health.schema_version, str(exc), cause=exc.cause)
+        elif self.verified and not self._ignore_in_git():
             return self.health
+        # in WAL mode without a remembered verdict (the header is the repository's to set too):
+        # `.gitignore` waits for the deep check as well — `verify` writes it once it passed
         enable_wal(self.conn())
         problem = check_runtime_invariants(self.conn())
         if problem:
@@ -125,6 +126,7 @@ class MemoryStore:
             return None
         if verdict.healthy:
             self.verified = True
+            self._ignore_in_git()
         elif self.health.healthy:
             self.mark_degraded(verdict.diagnostic or "the consistency check failed", verdict.cause or CORRUPT)
         return verdict
@@ -135,6 +137,16 @@ class MemoryStore:
             check = self._deep
         if check is not None:
             check.cancel()
+
+    def _ignore_in_git(self) -> bool:
+        """`.gitignore` written (a store whose verdict is healthy only); False, the store degraded,
+        when its path is unsafe."""
+        try:
+            ensure_gitignore(self.paths)
+        except UnsafePathError as exc:
+            self.mark_degraded(str(exc), exc.cause)
+            return False
+        return True
 
     def mark_degraded(self, diagnostic: str, cause: str = CORRUPT) -> None:
         """Run-time damage found: stop using the store until it is reloaded or cleared. Open

@@ -12,7 +12,6 @@ numbered F1, F2, … and bounded."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from autopatch_tui.core.repair.scan_progress import ScanStep
 from autopatch_tui.core.repair.findings import SCANNER, Finding, bounded
 from autopatch_tui.core.repair.languages import PYTHON, language_of
 from autopatch_tui.core.repair.syntax import NoParserError, syntax_error
+from autopatch_tui.core.tree_walk import TreeWalk
 
 MAX_SCAN_FILES = 5_000
 MAX_FINDINGS = 200
@@ -90,7 +90,7 @@ class Scanner:
                 if language_of(root.name) and is_regular(root):
                     seen[root] = None
                 continue
-            for dirpath, dirnames, filenames in os.walk(root):
+            for dirpath, dirnames, filenames in TreeWalk(root):
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not refused_name(d))
                 for name in sorted(filenames):
                     f = Path(dirpath) / name

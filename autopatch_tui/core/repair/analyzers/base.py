@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Protocol
 
 from autopatch_tui.core.errors import AutopatchError
+from autopatch_tui.core.tool_path import absolute_path, which
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 MAX_OUTPUT_BYTES = 32_000_000
@@ -86,10 +86,12 @@ class ToolOutput:
 
 def tool_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of an analyzer: ours without app or provider settings, plus `extra`; a Python
-    the tool starts (`-m`, `-c`) gets no working-folder entry on its import path."""
+    the tool starts (`-m`, `-c`) gets no working-folder entry on its import path, nor the tool one
+    on its PATH (`core.tool_path`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_PRIVATE_ENV)}
     env["PYTHONSAFEPATH"] = "1"  # a Python the tool starts never imports from the repository it runs in
     env.update(extra or {})
+    env["PATH"] = absolute_path(env.get("PATH"))  # no entry that means the repository it runs in
     return env
 
 
@@ -127,7 +129,7 @@ def limited(argv: Sequence[str], limit: int, env: Mapping[str, str]) -> list[str
     """`argv` run under an address-space limit of `limit` bytes (at most the hard limit this
     process has); inherited by the tool's own children. `FileNotFoundError` when the tool is not
     there (the caller says it is not installed)."""
-    tool = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    tool = argv[0] if os.sep in argv[0] else which(argv[0], env.get("PATH"))
     if tool is None or not os.path.isfile(tool):
         raise FileNotFoundError(argv[0])
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]

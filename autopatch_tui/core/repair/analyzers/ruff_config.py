@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 import tomli_w
 
 from autopatch_tui.core.confine import ConfinementError, confine, read_confined, shown
+from autopatch_tui.core.toml_guard import has_deep_key
 
 CONFIG_NAMES = (".ruff.toml", "ruff.toml", "pyproject.toml")  # Ruff's own order within a folder
 MAX_CONFIG_BYTES = 1_000_000
@@ -37,11 +38,7 @@ DROPPED = ("extend", "cache-dir", "analyze")  # paths Ruff would read or write, 
 PATH_LISTS = ("src", "namespace-packages")
 WHOLE_TABLES = frozenset({"per-file-ignores", "per-file-target-version"})  # one option each: replaced whole
 _SAFE_ENTRY = re.compile(r"^[^~$/\\][^$\\]*$")
-# A dotted key (`a.b.c = 1`, `[a.b.c]`, `{ a.b.c = 1 }`) of more than MAX_CONFIG_DEPTH parts: tomllib
-# parses one in time quadratic in its length (20,000 parts: 4.5 s; a 1 MB file: most of an hour),
-# so such a file is refused before it is parsed. Each match looks at most MAX_CONFIG_DEPTH parts.
-_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-_DEEP_KEY = re.compile(rf"(?m)(?:^|[\[{{,])[ \t]*(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_CONFIG_DEPTH}}}")
+
 
 
 @dataclass(frozen=True)
@@ -131,7 +128,7 @@ class ConfigReader:
         try:
             _, data = read_confined(self.repo, rel, MAX_CONFIG_BYTES)
             text = data.decode("utf-8")
-            if _DEEP_KEY.search(text) is not None:
+            if has_deep_key(text):  # tomllib: quadratic in a key's parts (core.toml_guard)
                 raise RecursionError  # as deep as the parser's own limit: never parsed
             doc = tomllib.loads(text)
         except ConfinementError as exc:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -47,6 +46,7 @@ from autopatch_tui.core.repair.analyzers.base import (
     tool_env,
 )
 from autopatch_tui.core.repair.languages import GO, JAVA, JAVASCRIPT, TSX, TYPESCRIPT, language_of
+from autopatch_tui.core.tool_path import which
 
 NAME = "semgrep"
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
@@ -70,7 +70,7 @@ def find_semgrep() -> str | None:
     beside = Path(sys.executable).parent / "semgrep"
     if beside.is_file():
         return str(beside)
-    return shutil.which("semgrep")
+    return which("semgrep")  # absolute PATH entries only: the working folder is the repository
 
 
 def private_env(folder: Path) -> dict[str, str]:
