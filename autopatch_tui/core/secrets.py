@@ -69,7 +69,7 @@ _PROVIDERS: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
     ("telegram token", (":",), r"\b\d{8,10}:[0-9A-Za-z_-]{35}\b", 0),
     ("twilio key", ("AC", "SK"), r"\b(?:AC|SK)[a-z0-9]{32}\b", 0),
     ("huggingface token", ("hf_",), r"\bhf_[A-Za-z0-9]{34,}\b", 0),
-    ("password in a url", ("://",), r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@{}]+:([^\s@/{}]{3,})@[^\s@]", 1),
+    ("password in a url", ("://",), r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@{}]*:([^\s@/{}]{3,})@[^\s@]", 1),  # user may be empty
 )
 class _Lazy:
     """A pattern compiled at its first use: every command that may mask imports this module, and

@@ -38,6 +38,7 @@ SECRETS = [
      "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"),
     ("url password (detect-secrets example)", "https://username:joe@example.com", "joe@"),
     ("url password", "DATABASE_URL is postgres://admin:s3cr3tPw@db.internal:5432/app", "s3cr3tPw"),
+    ("url password, no user name", "the queue is amqp://:Qw7rT2zP9x@broker.local:5672 for now", "Qw7rT2zP9x"),
     ("env assignment", "DB_PASSWORD=hunter2x", "hunter2x"),
     ("quoted assignment", 'api_key: "Zx81kLmq0pQ"', "Zx81kLmq0pQ"),
     ("said in words", "the staging password is Tr0ub4dor&3, use it", "Tr0ub4dor&3"),
