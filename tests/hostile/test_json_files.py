@@ -274,3 +274,21 @@ def test_a_deeply_nested_pyproject_does_not_crash_the_audits_claim_check(repo: P
     rc, out, err = invoke_cli("memory", "audit", json=True)
     assert rc == 0, err
     assert out["stale_claims"] == []
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_side_file_lock_that_cannot_be_one_is_a_sentence_not_an_os_error(repo: Path, settings: Settings,
+                                                                           kind: str) -> None:
+    """The refused-candidates file's lock goes through the side files' one lock helper, which the
+    review marks use too: a folder or a FIFO in its place is a `SideFileError`, not IsADirectoryError."""
+    from autopatch_tui.core.memory import side_json
+
+    mgr = MemoryManager.open(repo, settings)
+    try:
+        lock = mgr.paths.state_dir / "refused.lock"
+        lock.mkdir() if kind == "folder" else os.mkfifo(lock)
+        with pytest.raises(side_json.SideFileError, match="lock file|regular file"):
+            with side_json.locked(mgr.paths, lock):
+                pass
+    finally:
+        mgr.close()

@@ -33,8 +33,6 @@ recall hot path pays one `lstat` in review mode."""
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import sqlite3
@@ -53,8 +51,6 @@ FORMAT = "autopatch-review-marks"
 VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024  # ~1.5 M marks; a bigger file is not ours
 MAX_DEPTH = 8  # ours nests two levels (an object holding an object and a list): far deeper is not ours
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class ReviewMarksError(AutopatchError):
@@ -176,29 +172,12 @@ def _kept_of(doc: dict | None, stamp: StoreStamp, paths: StorePaths) -> frozense
 
 @contextmanager
 def locked(paths: StorePaths) -> Iterator[None]:
-    """An exclusive lock for one read-modify-write of the marks (held across processes)."""
-    dfd = open_dir(paths.repo, paths.state_dir, create=True)
-    try:
-        try:
-            fd = os.open(paths.review_lock.name, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK,
-                         0o600, dir_fd=dfd)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.EMLINK):
-                raise SymlinkRefusedError(f"{paths.review_lock} is a symbolic link; Memory never opens or writes "
-                                          "through a link", paths.review_lock) from None
-            # a folder (EISDIR), a read-only folder, a FIFO without a reader...: a sentence, nothing marked
-            raise ReviewMarksError(f"{paths.review_lock} cannot be opened as a lock file "
-                                   f"({exc.strerror or type(exc).__name__}); nothing was marked — move it away") from None
-    finally:
-        os.close(dfd)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
-            raise ReviewMarksError(f"{paths.review_lock} is not a private regular file; move it away")
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    """An exclusive lock for one read-modify-write of the marks (held across processes): the side
+    files' one lock (`side_json.locked`); a lock file that cannot be one is a `ReviewMarksError`."""
+    from autopatch_tui.core.memory.side_json import locked as side_locked
+
+    with side_locked(paths, paths.review_lock, error=ReviewMarksError, refused="nothing was marked"):
         yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def update_kept(paths: StorePaths, stamp: StoreStamp,

@@ -64,8 +64,11 @@ def read_document(paths: StorePaths, path: Path, *, max_bytes: int, fmt: str) ->
 
 
 @contextmanager
-def locked(paths: StorePaths, lock: Path) -> Iterator[None]:
-    """An exclusive lock (across processes) for one read-modify-write of a side file."""
+def locked(paths: StorePaths, lock: Path, *, error: type[AutopatchError] = SideFileError,
+           refused: str = "nothing was changed") -> Iterator[None]:
+    """An exclusive lock (across processes) for one read-modify-write of a side file (the review
+    marks' too). A link is refused; a lock file that cannot be one (a folder, a FIFO without a
+    reader, a read-only folder, a second link) is `error` in one sentence ending in `refused`."""
     dfd = open_dir(paths.repo, paths.state_dir, create=True)
     try:
         try:
@@ -74,13 +77,14 @@ def locked(paths: StorePaths, lock: Path) -> Iterator[None]:
             if exc.errno in (errno.ELOOP, errno.EMLINK):
                 raise SymlinkRefusedError(f"{lock} is a symbolic link; Memory never opens or writes through a link",
                                           lock) from None
-            raise
+            raise error(f"{lock} cannot be opened as a lock file ({exc.strerror or type(exc).__name__}); "
+                        f"{refused} — move it away") from None
     finally:
         os.close(dfd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
-            raise SideFileError(f"{lock} is not a private regular file; move it away")
+            raise error(f"{lock} is not a private regular file; move it away")
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
