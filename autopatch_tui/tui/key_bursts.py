@@ -34,6 +34,7 @@ from typing import Any
 from textual import events
 from textual.driver import Driver
 
+from autopatch_tui.tui.textual_compat import driver_loop
 from autopatch_tui.tui.typing import typed_character
 
 PASTE_GAP = 0.02  # seconds: keys closer than this to an Enter make it a pasted line break
@@ -111,7 +112,7 @@ def with_key_bursts(base: type[Driver]) -> type[Driver]:
                         if not self._burst_due:  # alone so far: wait PASTE_GAP for the rest of a paste
                             self._burst_due = True
                             delay = 0.0 if self._pasted else PASTE_GAP
-                            self._loop.call_soon_threadsafe(self._loop.call_later, delay, self.send_burst)
+                            driver_loop(self).call_soon_threadsafe(driver_loop(self).call_later, delay, self.send_burst)
                     return
                 if typed_character(message) is not None:
                     with self._burst_lock:
@@ -120,7 +121,7 @@ def with_key_bursts(base: type[Driver]) -> type[Driver]:
                         self._burst.append(message)
                         if not self._burst_due:  # sent once the loop runs: after the keys parsed with it
                             self._burst_due = True
-                            self._loop.call_soon_threadsafe(self.send_burst)
+                            driver_loop(self).call_soon_threadsafe(self.send_burst)
                     return
             self.send_burst()
             self._series += 1

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from textual.widgets._footer import FooterKey
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.tui.screens.stores import StoresScreen
+from autopatch_tui.tui.textual_compat import FooterKey
 from autopatch_tui.tui.widgets.prompt import PLACEHOLDER
 from autopatch_tui.tui.widgets.responsive_table import ResponsiveTable
 from tests.support.store_helpers import used

@@ -9,8 +9,8 @@ import asyncio
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
+from autopatch_tui.tui.textual_compat import FooterKey
 from autopatch_tui.tui.widgets.footer import AppFooter
 
 

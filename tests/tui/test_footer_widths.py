@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from textual.widgets._footer import FooterKey
 
 from autopatch_tui.core.manager import MemoryManager
+from autopatch_tui.tui.textual_compat import FooterKey
 from autopatch_tui.tui.widgets.footer import AppFooter
 from tests.support.store_helpers import add_item, add_turns
 from tests.tui.test_chat import make_app, wait_idle

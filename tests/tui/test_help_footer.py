@@ -7,10 +7,10 @@ import asyncio
 import inspect
 
 from textual.widgets import Input
-from textual.widgets._footer import FooterKey
 
 from autopatch_tui.core.settings import load_settings
 from autopatch_tui.tui.screens.help import HelpScreen
+from autopatch_tui.tui.textual_compat import FooterKey
 from autopatch_tui.tui.widgets.prompt import PromptInput
 from tests.support.tui_text import screen_text
 from tests.tui.test_chat import SIZE, make_app, wait_idle

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input
-from textual.widgets._footer import FooterKey
 
 from autopatch_tui.core.manager import MemoryManager
 from autopatch_tui.core.settings import Settings
@@ -21,6 +20,7 @@ from autopatch_tui.tui.screens.confirm import ConfirmScreen
 from autopatch_tui.tui.screens.history import HistoryScreen
 from autopatch_tui.tui.screens.memory_browser import MemoryBrowserScreen
 from autopatch_tui.tui.screens.text_prompt import TextPromptScreen
+from autopatch_tui.tui.textual_compat import FooterKey
 from tests.support.fixtures import FakeClock
 from tests.support.tui_wait import poll, settle
 from tests.tui.test_history import SMALL, hs_app, hs_seed, open_history

@@ -49,7 +49,7 @@ from autopatch_tui.tui.widgets.prompt_hint import PromptHint
 from autopatch_tui.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:  # imported where first used, after the first frame (issue 23)
-    from textual.widgets._markdown import MarkdownStream
+    from textual.widgets.markdown import MarkdownStream
 
     from autopatch_tui.core.agent.loop import AgentCallbacks
     from autopatch_tui.core.memory.history import TurnInfo

@@ -15,6 +15,7 @@ from textual.widgets import Static
 from autopatch_tui.tui.keys_doc import PROMPT_KEYS, KeyRow, key_label, row
 from autopatch_tui.tui.resources import style
 from autopatch_tui.tui.screens.base import AppModalScreen
+from autopatch_tui.tui.textual_compat import app_keymap, node_bindings
 from autopatch_tui.tui.widgets.footer import AppFooter
 
 
@@ -32,9 +33,10 @@ def live_rows(screen: Screen) -> tuple[list[KeyRow], list[KeyRow]]:
     seen: set[str] = set()
     for node in nodes:
         target = everywhere if node is app else own
-        bindings = node._bindings.copy()  # noqa: SLF001 - as Textual's own binding chain does
-        if app._keymap:  # noqa: SLF001
-            bindings.apply_keymap(app._keymap)  # noqa: SLF001
+        bindings = node_bindings(node)
+        keymap = app_keymap(app)
+        if keymap:
+            bindings.apply_keymap(keymap)
         for key, group in bindings.key_to_bindings.items():
             for binding in group:
                 if binding.id and binding.id not in seen:

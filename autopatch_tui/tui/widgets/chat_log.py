@@ -26,7 +26,7 @@ from textual.widgets import Static
 from autopatch_tui.core.terminal_text import escape_controls
 
 if TYPE_CHECKING:
-    from textual.widgets._markdown import MarkdownStream
+    from textual.widgets.markdown import MarkdownStream
 
     from autopatch_tui.core.memory.turn_memory import MemoryNote
     from autopatch_tui.tui.widgets.assistant_message import AssistantMessage

@@ -24,7 +24,8 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from autopatch_tui.tui.textual_compat import FooterKey, set_footer_key_disabled
 
 FIRST = ("app.help", "app.quit")  # always at the left of the footer, in this order
 
@@ -82,8 +83,7 @@ class AppFooter(Footer):
         if any(a[:4] + a[5:] != b[:4] + b[5:] for a, b in zip(old, entries, strict=True)):
             return False
         for key, entry in zip(keys, entries, strict=True):
-            if key._disabled != entry[4]:
-                key._disabled = entry[4]
+            if set_footer_key_disabled(key, entry[4]):
                 key.set_class(entry[4], "-disabled")
         self._composed = entries
         return True

@@ -16,6 +16,8 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
+from autopatch_tui.tui.textual_compat import remeasure_columns
+
 SCROLLBAR = 2  # the vertical scrollbar's cells, kept free so a growing table does not shift columns
 
 
@@ -135,7 +137,7 @@ class ResponsiveTable(DataTable):
                 column.width = width
                 column.auto_width = False
             self.shown = fitted
-            self._require_update_dimensions = True
+            remeasure_columns(self)
             self.refresh()
             return
         self._rebuild(fitted)
