@@ -44,6 +44,9 @@ def marker(app) -> FollowMarker:
 async def fill(log: ChatLog, n: int = 60) -> None:
     for i in range(n):
         await log.add_note(f"note {i}")
+    deadline = time.monotonic() + 10
+    while log.max_scroll_y == 0 and time.monotonic() < deadline:  # until laid out: more than a screenful
+        await asyncio.sleep(0.02)
 
 
 # --------------------------------------------------------------------------- 1. follow mode

@@ -80,7 +80,8 @@ def test_the_restore_draws_the_last_screenful_and_older_turns_when_scrolled_to(r
             first = shown()
             log_view = app.screen.query_one(ChatLog)
             assert first == [f"old question {n}" for n in range(40 - len(first), 40)] and len(first) <= 13
-            assert log_view.max_scroll_y > 0  # the view is full (older turns come as it scrolls up)
+            # the view is full (older turns come as it scrolls up), once it is laid out
+            await poll(pilot, lambda: log_view.max_scroll_y > 0, timeout=10)
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:  # scroll to the top again and again: older turns come, in order
                 log_view.scroll_home(animate=False)
