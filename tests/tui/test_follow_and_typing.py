@@ -90,8 +90,7 @@ def test_sending_follows_again_and_a_slash_commands_output_comes_into_view(repo,
             log = log_of(app)
             await fill(log)
             log.scroll_home(animate=False)
-            await pilot.pause()
-            assert not log.following
+            await poll(pilot, lambda: not log.following, timeout=10)  # the scroll event lands, following stops
             await type_and_send(pilot, "/memory status")
             await wait_idle(pilot, app)
             await pilot.pause()
@@ -126,8 +125,7 @@ def test_a_slash_commands_error_comes_into_view_and_keeps_the_line(repo, setting
             log = log_of(app)
             await fill(log)
             log.scroll_home(animate=False)
-            await pilot.pause()
-            assert not log.following
+            await poll(pilot, lambda: not log.following, timeout=10)  # the scroll event lands, following stops
             await type_and_send(pilot, "/memory status bogus")
             await wait_idle(pilot, app)
             await pilot.pause()
