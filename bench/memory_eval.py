@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._common import table  # noqa: E402
+from tests.support.case_paths import materialize_paths  # noqa: E402
 
 DEFAULT_RESULTS = "memory_eval_results.jsonl"
 LIVE_INTENTS = ("general_chat", "code_explain")  # the intents a typed turn can have
@@ -158,20 +159,6 @@ def matches(item_text: str, expected: Expected) -> bool:
 # --------------------------------------------------------------------------- one case
 
 
-def _materialize(repo: Path, turns: Sequence[EvalTurn]) -> None:
-    """The turns' scope paths exist (a code_explain turn reads them); globs and escapes are left out."""
-    for t in turns:
-        for p in t.paths:
-            if any(ch in p for ch in "*?[") or p.startswith("/") or ".." in Path(p).parts:
-                continue
-            target = repo / p
-            if p.endswith("/"):
-                target.mkdir(parents=True, exist_ok=True)
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.touch()
-
-
 def run_case(case: EvalCase, settings: Any, scratch: Path, *, scripted: bool, with_text: bool) -> dict[str, Any]:
     from autopatch_tui.core.agent.chat import ChatService
     from autopatch_tui.core.errors import AutopatchError
@@ -184,7 +171,7 @@ def run_case(case: EvalCase, settings: Any, scratch: Path, *, scripted: bool, wi
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"
         repo.mkdir()
         (repo / ".git").mkdir()  # a checkout root, without running git
-        _materialize(repo, case.turns)
+        materialize_paths(repo, case.turns)
         mgr = MemoryManager.open(repo, settings.with_overrides(home=home, config_file=None))
         try:
             chat = ChatService(mgr)

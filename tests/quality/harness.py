@@ -30,6 +30,7 @@ from typing import Any
 from autopatch_tui.cli.main import run as cli_run
 from autopatch_tui.core.recall.terms import normalize_phrase
 from tests.quality.cases import Cand, Case
+from tests.support.case_paths import materialize_paths
 from tests.support.llm_stub import CapturedRequest, StubLLMServer
 
 KEPT = "kept"
@@ -146,21 +147,6 @@ def _seed_repair_turns(repo: Path, case: Case, env: Mapping[str, str]) -> None:
         mgr.close(join_timeout=5)
 
 
-def _materialize_paths(repo: Path, case: Case) -> None:
-    """The turns' scope paths exist in the checkout (`ask --path` refuses a path that does not): a
-    trailing "/" is a folder, anything else an empty file; a glob or an escaping path is left out."""
-    for t in case.turns:
-        for p in t.paths:
-            if any(ch in p for ch in "*?[") or p.startswith("/") or ".." in Path(p).parts:
-                continue
-            target = repo / p
-            if p.endswith("/"):
-                target.mkdir(parents=True, exist_ok=True)
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.touch()
-
-
 def run_case(case: Case, stub: StubLLMServer, home: Path) -> Outcome:
     out = Outcome()
     before = len(stub.requests)
@@ -176,7 +162,7 @@ def run_case(case: Case, stub: StubLLMServer, home: Path) -> Outcome:
         env = {"AUTOPATCH_LLM_BASE_URL": stub.base_url, "AUTOPATCH_LLM_MODEL": "gpt-4o",
                "AUTOPATCH_LLM_API_KEY": "test-key", "AUTOPATCH_HOME": str(home), "AUTOPATCH_LLM_MAX_RETRIES": "0"}
         r = str(repo)
-        _materialize_paths(repo, case)
+        materialize_paths(repo, case.turns)
         if any(t.intent not in ("general_chat", "code_explain") for t in case.turns):
             _seed_repair_turns(repo, case, env)
             rc, _, err = cli("memory", "process", "--repo", r, env=env)
