@@ -8,7 +8,6 @@ The audit and every item read run in thread workers; store text is plain `Text`,
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -16,7 +15,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from autopatch_tui.core.errors import AutopatchError, MemoryNotFoundError
@@ -27,6 +26,7 @@ from autopatch_tui.core.terminal_text import one_line as safe_line
 from autopatch_tui.core.terminal_text import printable
 from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
+from autopatch_tui.tui.screens.memory_list_view import MemoryListView
 from autopatch_tui.tui.screens.memory_list import KIND_SHORT, one_line
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
@@ -110,7 +110,10 @@ class ItemCard(Static, can_focus=True):
             cards[(cards.index(self) + step) % len(cards)].focus()
 
 
-class AuditView(Vertical):
+class AuditView(MemoryListView):
+    TABLE_ID = "au-findings"
+    LOAD_GROUP = "au-run"
+
     BINDINGS = [
         # not a letter (issue #20): a word typed here forgets nothing
         Binding("delete,ctrl+d", "forget", "Forget", id="audit.forget", tooltip="forget the focused item (asks first)"),
@@ -134,20 +137,6 @@ class AuditView(Vertical):
 
     def on_mount(self) -> None:
         self.table.set_spec(COLUMNS)
-
-    @property
-    def table(self) -> ResponsiveTable:
-        return self.query_one("#au-findings", ResponsiveTable)
-
-    def focus_list(self) -> None:
-        self.table.focus()
-
-    def _run(self, fn: Callable[[], None], group: str) -> None:
-        self.run_worker(fn, thread=True, group=group, exit_on_error=False)
-
-    def reload(self) -> None:
-        self._gen += 1
-        self._run(partial(self._load, self._gen), "au-run")
 
     def _load(self, gen: int) -> None:
         try:

@@ -13,7 +13,6 @@ request (a generation number). Store text is shown as plain `Text`, never markup
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -21,7 +20,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, OptionList, Static
 
@@ -36,6 +35,7 @@ from autopatch_tui.core.terminal_text import one_line as safe_line
 from autopatch_tui.core.terminal_text import printable
 from autopatch_tui.tui.screens import memory_notices as notices
 from autopatch_tui.tui.screens.confirm import ConfirmScreen
+from autopatch_tui.tui.screens.memory_list_view import MemoryListView
 from autopatch_tui.tui.screens.memory_list import KIND_SHORT, one_line
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.memory_item_detail import Provenance, SourceList, diff_text, load_provenance
@@ -70,8 +70,11 @@ def approval_text(mode: str, total: int) -> Text:
     return t
 
 
-class InboxView(Vertical):
+class InboxView(MemoryListView):
     """The "To review" view; posts `Counted` whenever it knows how many items await review."""
+
+    TABLE_ID = "ib-items"
+    LOAD_GROUP = "ib-list"
 
     COMPONENT_CLASSES = {"inbox--deleted", "inbox--added"}
     # No letter writes anything here (issue #20): a word typed on this view keeps, forgets and
@@ -122,21 +125,7 @@ class InboxView(Vertical):
         if self.display and self.screen.is_current:
             self._run(self.services.manager.review.notice_outside_keeps, "ib-outside")
 
-    @property
-    def table(self) -> ResponsiveTable:
-        return self.query_one("#ib-items", ResponsiveTable)
-
-    def focus_list(self) -> None:
-        self.table.focus()
-
-    def _run(self, fn: Callable[[], None], group: str) -> None:
-        self.run_worker(fn, thread=True, group=group, exit_on_error=False)
-
     # --- loading --------------------------------------------------------------------------------
-    def reload(self) -> None:
-        self._gen += 1
-        self._run(partial(self._load, self._gen), "ib-list")
-
     def _load(self, gen: int) -> None:
         review = self.services.manager.review
         try:

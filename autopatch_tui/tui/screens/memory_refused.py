@@ -7,19 +7,17 @@ Every manager call runs in a thread worker; store text is plain `Text` with its 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from autopatch_tui.core.errors import AutopatchError
 from autopatch_tui.core.memory.refused_store import Refused
 from autopatch_tui.core.terminal_text import one_line, printable
+from autopatch_tui.tui.screens.memory_list_view import MemoryListView
 from autopatch_tui.tui.screens.memory_list import KIND_SHORT
 from autopatch_tui.tui.services import Services
 from autopatch_tui.tui.widgets.responsive_table import Col, ResponsiveTable
@@ -43,7 +41,10 @@ def refused_detail_text(e: Refused) -> Text:
     return t
 
 
-class RefusedView(Vertical):
+class RefusedView(MemoryListView):
+    TABLE_ID = "rf-items"
+    LOAD_GROUP = "rf-list"
+
     BINDINGS = [
         Binding("enter", "keep", "Keep anyway", id="refused.keep", priority=True,
                 tooltip="keep the highlighted refused candidate anyway, as your decision"),
@@ -65,20 +66,6 @@ class RefusedView(Vertical):
 
     def on_mount(self) -> None:
         self.table.set_spec(COLUMNS)
-
-    @property
-    def table(self) -> ResponsiveTable:
-        return self.query_one("#rf-items", ResponsiveTable)
-
-    def focus_list(self) -> None:
-        self.table.focus()
-
-    def _run(self, fn: Callable[[], None], group: str) -> None:
-        self.run_worker(fn, thread=True, group=group, exit_on_error=False)
-
-    def reload(self) -> None:
-        self._gen += 1
-        self._run(partial(self._load, self._gen), "rf-list")
 
     def _load(self, gen: int) -> None:
         from autopatch_tui.core.memory import steering
